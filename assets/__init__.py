@@ -1,0 +1,1 @@
+"""Shipped data: tree presets (``presets/*.yaml``) and icons. Holds no code."""

@@ -1,0 +1,13 @@
+"""Errors a user can cause. The command line prints them as one line and exits 2."""
+
+
+class TreedynError(Exception):
+    """A problem in the user's input or settings, worded for the user."""
+
+
+class PresetError(TreedynError):
+    """An invalid preset: the message names the file, the line where known, and the key path."""
+
+
+class SimulationDiverged(TreedynError):
+    """The state became non-finite; the message names the limb and the simulated time."""
