@@ -1,0 +1,319 @@
+"""Articulated-body algorithm for a tree of limbs on spherical joints (RBDA, Table 7.1).
+
+Coordinates: every limb's quantities are taken about its own base point (the
+joint), in inertial axes; accelerations are the classical ones
+``a = [ω̇; r̈_base]``, so the transform from a parent's base to a child's base
+is the translation ``X = [1, 0; −d^×, 1]`` with ``d = base_child − base_parent``
+and no rotation is needed in the recursion. The joint rate ``v`` is in the
+child's axes (``ω_rel = C_IF v``); the recursion solves for ``C_IF v̇``.
+
+Gravity enters as the fictitious ground acceleration ``[0; −g]``, which is
+the same as a force ``m g`` at every centre of mass. External loads are a
+force (N) and a torque about the base (N m), inertial axes.
+
+For the implicit step (DESIGN §4) each joint's ``D`` block receives the
+armature ``a_c C + a_k K`` (the joint's damper and spring) and ``θ²h²`` times
+the positive-semidefinite part of gravity's stiffness of the subtree, which
+makes the articulated inertia passed to the parent a full 6×6 matrix.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from . import linalg3 as la
+from .joints import gravity_stiffness_psd
+from .so3 import quat_to_matrix_into
+
+
+class Workspace:
+    """Preallocated work arrays of the recursions for N limbs (nothing is allocated per step)."""
+
+    def __init__(self, n: int):
+        self.R_rel = np.zeros((n, 3, 3))      # joint rotations, child → parent axes
+        self.C_IF = np.zeros((n, 3, 3))       # limb → inertial
+        self.base = np.zeros((n, 3))          # m, inertial
+        self.omega = np.zeros((n, 3))         # rad/s, inertial axes
+        self.base_vel = np.zeros((n, 3))      # m/s, velocity of each base point
+        self.omega_rel = np.zeros((n, 3))     # rad/s, C_IF v
+        self.theta = np.zeros((n, 3))         # rad, spring error rotation vectors
+        self.tau = np.zeros((n, 3))           # N m, joint torques, child axes
+        self.IA_A = np.zeros((n, 3, 3))       # articulated inertia, angular block
+        self.IA_B = np.zeros((n, 3, 3))       # coupling block
+        self.IA_C = np.zeros((n, 3, 3))       # linear block
+        self.pA_w = np.zeros((n, 3))          # bias moment about the base
+        self.pA_f = np.zeros((n, 3))          # bias force
+        self.c_w = np.zeros((n, 3))           # velocity-product accelerations
+        self.c_f = np.zeros((n, 3))
+        self.D_inv = np.zeros((n, 3, 3))
+        self.u = np.zeros((n, 3))
+        self.acc_w = np.zeros((n, 3))
+        self.acc_f = np.zeros((n, 3))
+        self.sub_m = np.zeros(n)              # kg, subtree mass
+        self.sub_h = np.zeros((n, 3))         # kg m, subtree first moment about the origin
+        self.vdot = np.zeros((n, 3))          # rad/s², joint accelerations, child axes
+        self.tmp = np.zeros((11, 3, 3))
+        self.vec = np.zeros((8, 3))
+
+
+@njit(cache=True, nogil=True)
+def forward_kinematics(parent, base_offset, q, v, R_rel, C_IF, base, omega, base_vel, omega_rel):
+    """Outward pass: poses and velocities of every limb from the joint state.
+
+    q (N, 4) joint quaternions (child → parent), v (N, 3) rad/s joint rates in child axes.
+    Writes R_rel (N, 3, 3), C_IF (N, 3, 3) limb → inertial, base (N, 3) m, omega (N, 3) rad/s
+    and base_vel (N, 3) m/s in inertial axes, omega_rel = C_IF v (N, 3).
+    """
+    n = parent.shape[0]
+    d = np.empty(3)
+    for i in range(n):
+        quat_to_matrix_into(q[i], R_rel[i])
+        p = parent[i]
+        if p < 0:
+            for r in range(3):
+                for s in range(3):
+                    C_IF[i, r, s] = R_rel[i, r, s]
+                base[i, r] = base_offset[i, r]
+                base_vel[i, r] = 0.0
+            la.matvec(C_IF[i], v[i], omega_rel[i])
+            for r in range(3):
+                omega[i, r] = omega_rel[i, r]
+            continue
+        la.matmul(C_IF[p], R_rel[i], C_IF[i])
+        la.matvec(C_IF[p], base_offset[i], d)
+        la.cross(omega[p], d, base_vel[i])
+        la.matvec(C_IF[i], v[i], omega_rel[i])
+        for r in range(3):
+            base[i, r] = base[p, r] + d[r]
+            base_vel[i, r] += base_vel[p, r]
+            omega[i, r] = omega[p, r] + omega_rel[i, r]
+
+
+@njit(cache=True, nogil=True)
+def articulated_accelerations(parent, mass, com_offset, inertia_base, stiffness, damping,
+                              C_IF, base, omega, omega_rel, tau, gravity, ext_force, ext_torque,
+                              armature_k, armature_c, gravity_theta_h,
+                              IA_A, IA_B, IA_C, pA_w, pA_f, c_w, c_f, D_inv, u, acc_w, acc_f,
+                              sub_m, sub_h, tmp, vec, vdot):
+    """Joint accelerations vdot (N, 3), rad/s², child axes: RBDA Table 7.1 in base-point coordinates.
+
+    tau (N, 3) N m joint torques (child axes); inertia_base (N, 3, 3) kg m² about the base, limb
+    axes; com_offset (N, 3) m limb axes; stiffness, damping (N, 3, 3) child axes, added to D as
+    armature_k·K + armature_c·C; gravity_theta_h > 0 adds θ²h² times the PSD gravity stiffness to
+    D and −θh times it, applied to omega_rel, to the joint torque (0 for explicit methods).
+    """
+    n = parent.shape[0]
+    I_w = tmp[0]
+    arm = tmp[1]
+    AD = tmp[2]
+    DB = tmp[3]
+    d_hat = tmp[4]
+    T1 = tmp[5]
+    T2 = tmp[6]
+    T3 = tmp[7]
+    Aa = tmp[8]
+    Ba = tmp[9]
+    Ca = tmp[10]
+    mc = vec[0]
+    w_tmp = vec[1]
+    Du = vec[2]
+    d = vec[3]
+    tau_w = vec[4]
+    pa_w = vec[5]
+    pa_f = vec[6]
+
+    # Pass 1 (outward order, independent per limb): rigid-body inertias and bias forces.
+    for i in range(n):
+        la.congruence(C_IF[i], inertia_base[i], T1, IA_A[i])
+        la.matvec(C_IF[i], com_offset[i], mc)
+        m = mass[i]
+        for r in range(3):
+            mc[r] *= m
+        IA_B[i, 0, 0] = 0.0
+        IA_B[i, 0, 1] = -mc[2]
+        IA_B[i, 0, 2] = mc[1]
+        IA_B[i, 1, 0] = mc[2]
+        IA_B[i, 1, 1] = 0.0
+        IA_B[i, 1, 2] = -mc[0]
+        IA_B[i, 2, 0] = -mc[1]
+        IA_B[i, 2, 1] = mc[0]
+        IA_B[i, 2, 2] = 0.0
+        for r in range(3):
+            for s in range(3):
+                IA_C[i, r, s] = 0.0
+            IA_C[i, r, r] = m
+        # pA = [ω × I ω; ω × (ω × m c)] − f_ext
+        la.matvec(IA_A[i], omega[i], w_tmp)
+        la.cross(omega[i], w_tmp, pA_w[i])
+        la.cross(omega[i], mc, w_tmp)
+        la.cross(omega[i], w_tmp, pA_f[i])
+        for r in range(3):
+            pA_w[i, r] -= ext_torque[i, r]
+            pA_f[i, r] -= ext_force[i, r]
+            sub_h[i, r] = m * base[i, r] + mc[r]
+        sub_m[i] = m
+        p = parent[i]
+        if p < 0:
+            for r in range(3):
+                c_w[i, r] = 0.0
+                c_f[i, r] = 0.0
+        else:
+            la.cross(omega[p], omega_rel[i], c_w[i])
+            for r in range(3):
+                d[r] = base[i, r] - base[p, r]
+            la.cross(omega[p], d, w_tmp)
+            la.cross(omega[p], w_tmp, c_f[i])
+
+    # Pass 2 (inward): articulated inertias IA and bias forces pA.
+    for i in range(n - 1, -1, -1):
+        p = parent[i]
+        for r in range(3):
+            for s in range(3):
+                arm[r, s] = armature_k * stiffness[i, r, s] + armature_c * damping[i, r, s]
+        la.congruence(C_IF[i], arm, T1, I_w)  # armature, inertial axes
+        la.matvec(C_IF[i], tau[i], tau_w)
+        if gravity_theta_h > 0.0:
+            for r in range(3):
+                d[r] = sub_h[i, r] / sub_m[i] - base[i, r]
+            gravity_stiffness_psd(sub_m[i], d, gravity, T2)
+            la.matvec(T2, omega_rel[i], w_tmp)
+            h2 = gravity_theta_h * gravity_theta_h
+            for r in range(3):
+                tau_w[r] -= gravity_theta_h * w_tmp[r]
+                for s in range(3):
+                    I_w[r, s] += h2 * T2[r, s]
+        for r in range(3):
+            for s in range(3):
+                I_w[r, s] += IA_A[i, r, s]  # D = Sᵀ IA S + armature
+            u[i, r] = tau_w[r] - pA_w[i, r]
+        la.inverse_symmetric(I_w, D_inv[i])
+        if p < 0:
+            continue
+        sub_m[p] += sub_m[i]
+        for r in range(3):
+            sub_h[p, r] += sub_h[i, r]
+        A = IA_A[i]
+        B = IA_B[i]
+        C = IA_C[i]
+        la.matmul(A, D_inv[i], AD)
+        la.matmul(D_inv[i], B, DB)
+        la.matvec(D_inv[i], u[i], Du)
+        # Ia = IA − U D⁻¹ Uᵀ with U = [A; Bᵀ]: blocks A − A D⁻¹ A, B − A D⁻¹ B, C − Bᵀ D⁻¹ B.
+        la.matmul(AD, A, T1)
+        la.matmul(AD, B, T2)
+        la.matmul_tn(B, DB, T3)
+        for r in range(3):
+            for s in range(3):
+                Aa[r, s] = A[r, s] - T1[r, s]
+                Ba[r, s] = B[r, s] - T2[r, s]
+                Ca[r, s] = C[r, s] - T3[r, s]
+        # pa = pA + Ia c + U D⁻¹ u
+        for r in range(3):
+            pw = pA_w[i, r]
+            pf = pA_f[i, r]
+            for k in range(3):
+                pw += Aa[r, k] * c_w[i, k] + Ba[r, k] * c_f[i, k] + A[r, k] * Du[k]
+                pf += Ba[k, r] * c_w[i, k] + Ca[r, k] * c_f[i, k] + B[k, r] * Du[k]
+            pa_w[r] = pw
+            pa_f[r] = pf
+        # Shift to the parent's base: X = [1, 0; −d^×, 1], IA_p += Xᵀ Ia X, pA_p += Xᵀ pa.
+        for r in range(3):
+            d[r] = base[i, r] - base[p, r]
+        d_hat[0, 0] = 0.0
+        d_hat[0, 1] = -d[2]
+        d_hat[0, 2] = d[1]
+        d_hat[1, 0] = d[2]
+        d_hat[1, 1] = 0.0
+        d_hat[1, 2] = -d[0]
+        d_hat[2, 0] = -d[1]
+        d_hat[2, 1] = d[0]
+        d_hat[2, 2] = 0.0
+        la.matmul(d_hat, Ca, T1)      # d^× Ca
+        la.matmul(Ba, d_hat, T2)      # Ba d^×
+        for r in range(3):
+            for s in range(3):
+                dCd = 0.0
+                for k in range(3):
+                    dCd += T1[r, k] * d_hat[k, s]
+                # A'' = Aa − Ba d^× + d^× Baᵀ − d^× Ca d^×,  B'' = Ba + d^× Ca,  C'' = Ca
+                IA_A[p, r, s] += Aa[r, s] - T2[r, s] - T2[s, r] - dCd
+                IA_B[p, r, s] += Ba[r, s] + T1[r, s]
+                IA_C[p, r, s] += Ca[r, s]
+        la.cross(d, pa_f, w_tmp)
+        for r in range(3):
+            pA_w[p, r] += pa_w[r] + w_tmp[r]
+            pA_f[p, r] += pa_f[r]
+
+    # Pass 3 (outward): accelerations.
+    for i in range(n):
+        p = parent[i]
+        if p < 0:
+            for r in range(3):
+                acc_w[i, r] = c_w[i, r]
+                acc_f[i, r] = -gravity[r] + c_f[i, r]
+        else:
+            for r in range(3):
+                d[r] = base[i, r] - base[p, r]
+            la.cross(acc_w[p], d, w_tmp)
+            for r in range(3):
+                acc_w[i, r] = acc_w[p, r] + c_w[i, r]
+                acc_f[i, r] = acc_f[p, r] + w_tmp[r] + c_f[i, r]
+        A = IA_A[i]
+        B = IA_B[i]
+        for r in range(3):
+            w_tmp[r] = u[i, r]
+            for k in range(3):
+                w_tmp[r] -= A[k, r] * acc_w[i, k] + B[r, k] * acc_f[i, k]
+        la.matvec(D_inv[i], w_tmp, Du)
+        for r in range(3):
+            acc_w[i, r] += Du[r]
+        la.matvec_t(C_IF[i], Du, vdot[i])
+
+
+@njit(cache=True, nogil=True)
+def mechanical_energy(mass, com_offset, inertia_com, C_IF, base, omega, base_vel, gravity, vec):
+    """Kinetic energy T and gravity's potential V_g = −Σ m g·r_com, J (after forward_kinematics)."""
+    kinetic = 0.0
+    potential = 0.0
+    c = vec[0]
+    v_com = vec[1]
+    w_body = vec[2]
+    Iw = vec[3]
+    for i in range(mass.shape[0]):
+        la.matvec(C_IF[i], com_offset[i], c)
+        la.cross(omega[i], c, v_com)
+        la.matvec_t(C_IF[i], omega[i], w_body)
+        la.matvec(inertia_com[i], w_body, Iw)
+        for r in range(3):
+            v_com[r] += base_vel[i, r]
+            kinetic += 0.5 * mass[i] * v_com[r] * v_com[r] + 0.5 * w_body[r] * Iw[r]
+            potential -= mass[i] * gravity[r] * (base[i, r] + c[r])
+    return kinetic, potential
+
+
+@njit(cache=True, nogil=True)
+def subtree_gravity_moments(parent, mass, com_offset, C_IF, base, gravity, sub_m, sub_h, out):
+    """Moment of each subtree's weight about its joint, N m, in the child's axes (N, 3).
+
+    This is the generalized gravity force on each joint; accumulated inward in O(N).
+    """
+    n = parent.shape[0]
+    c = np.empty(3)
+    rho = np.empty(3)
+    moment = np.empty(3)
+    for i in range(n):
+        la.matvec(C_IF[i], com_offset[i], c)
+        sub_m[i] = mass[i]
+        for r in range(3):
+            sub_h[i, r] = mass[i] * (base[i, r] + c[r])
+    for i in range(n - 1, -1, -1):
+        for r in range(3):
+            rho[r] = sub_h[i, r] - sub_m[i] * base[i, r]  # Σ m (r_com − base)
+        la.cross(rho, gravity, moment)
+        la.matvec_t(C_IF[i], moment, out[i])
+        p = parent[i]
+        if p >= 0:
+            sub_m[p] += sub_m[i]
+            for r in range(3):
+                sub_h[p, r] += sub_h[i, r]

@@ -1,0 +1,339 @@
+"""Procedural trees: a `tree.generator` mapping (DESIGN §6) → an explicit limb list.
+
+The tree
+--------
+A straight vertical trunk of ``trunk.segments`` equal limbs (total length
+``trunk.length``). Then ``levels`` generations of branches, level 1 first; a
+branch is a chain of ``segments`` equal limbs. ``children`` and ``segments``
+are ints, or lists with one entry per level; a list shorter than ``levels``
+repeats its last entry (longer lists are cut).
+
+* Decurrent (``whorls: 0``, DESIGN's generator): the trunk ends in
+  ``children[0]`` level-1 branches; every branch of level l < levels ends in
+  ``children[l]`` branches of level l + 1. A branch is ``length_ratio`` times
+  as long as its parent branch (the trunk for level 1).
+* Excurrent (``whorls: W > 0``, conifers): the trunk is a leader that goes on
+  to the top. A whorl of ``children[0]`` level-1 branches sits at each of the
+  W highest joints between trunk limbs (so ``whorls < trunk.segments``), and
+  the top trunk limb is the leader shoot. A whorl branch is
+  ``whorl_length_ratio`` times the trunk length above its whorl (a conical
+  crown); deeper levels branch at branch ends as above.
+
+Every branching happens at the tip of a limb (``attach`` is always 1.0).
+
+Angles: a branch's first limb leaves its parent's axis at
+``branch_angle_deg``. Its rest frame relative to the parent limb's rest frame
+is a rotation about the parent's axis by the azimuth φ followed by a tilt by
+the branch angle θ about the new y axis: ``C_rel = Rz(φ) Ry(θ)``. The k-th
+branch of a branching has φ = k·``azimuth_step_deg`` (phyllotaxis); in a whorl
+φ = k·360°/n + w·``azimuth_step_deg`` (evenly around the trunk, whorl w turned
+by the step). Later limbs of a branch go on straight (rest rotation 0) except
+for jitter and droop.
+
+Droop (``droop_deg`` δ, from branching level ``droop_level`` on): every limb of
+such a branch, its first included, is turned by δ toward straight down
+(toward straight up when δ < 0) about the horizontal axis normal to it,
+never past the vertical. Successive limbs of a branch accumulate the bend,
+which makes arching and hanging (weeping) branches.
+
+Jitter (``jitter`` j, every draw uniform in ±1 from
+``numpy.random.default_rng(seed)``, in a fixed order, so the same seed gives
+the same tree on any machine): per branch, its length × (1 + j·U), its branch
+angle × (1 + j·U) and its droop × (1 + j·U); per branching (or whorl), every
+azimuth + j·180°·U; per later limb of a branch, a kink of j·θ·|U| toward a
+random azimuth. The trunk is never jittered. Radii carry no jitter of their
+own.
+
+Radii (pipe model): a limb's r^e (e = ``radius_exponent``) is proportional to
+the total length of the terminal limbs it carries, and the root has
+``trunk.radius``. So at every branching r_parent^e = Σ r_child^e (da Vinci)
+holds to round-off, a limb that does not branch keeps its radius (a decurrent
+trunk is a cylinder; an excurrent one tapers at each whorl), and a long
+terminal twig is thicker than a short one.
+
+Names: ``trunk0`` … ``trunk{S-1}`` from the ground up. The level-1 branches
+are ``b0``, ``b1``, … (with whorls: numbered from the lowest whorl up,
+``children[0]`` per whorl); the k-th branch at the end of branch ``b2`` is
+``b2.k``, the k-th at the end of ``b2.0`` is ``b2.0.k``, and so on. A branch's
+name is its first limb; its later limbs are ``<branch>.s1``, ``<branch>.s2``, ….
+
+Order: trunk limbs, then the branches level by level (in the order of their
+branchings), each branch's limbs consecutive: parents precede children.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+from .errors import PresetError
+
+ErrorFactory = Callable[[str, str], Exception]
+
+_KEY = "tree.generator"
+# A count above 2**_MAX_COUNT_BITS is only reported as a power of ten: the exact
+# integer would take too long to build and to print.
+_MAX_COUNT_BITS = 4096
+
+
+def _default_error(key_path: str, message: str) -> Exception:
+    return PresetError(f"{key_path}: {message}")
+
+
+class _TooMany(Exception):
+    """Raised by the counter when the count has more than _MAX_COUNT_BITS bits."""
+
+    def __init__(self, log10: float):
+        super().__init__(log10)
+        self.log10 = log10
+
+
+def _per_level_head(gen: dict, key: str, error: ErrorFactory) -> list[int]:
+    """The explicit per-level entries of ``children``/``segments`` (an int is a list of one)."""
+    value = gen[key]
+    if isinstance(value, (list, tuple)):
+        if len(value) == 0:
+            raise error(f"{_KEY}.{key}", "must be an int or a non-empty list of ints")
+        return [int(v) for v in value]
+    return [int(value)]
+
+
+def _per_level(gen: dict, key: str, error: ErrorFactory) -> list[int]:
+    """``children``/``segments`` for levels 1..levels (a short list repeats its last entry)."""
+    head = _per_level_head(gen, key, error)
+    return [head[min(i, len(head) - 1)] for i in range(int(gen["levels"]))]
+
+
+def _check_whorls(gen: dict, error: ErrorFactory) -> int:
+    whorls = int(gen.get("whorls", 0))
+    segments = int(gen["trunk"]["segments"])
+    if whorls >= segments:
+        raise error(f"{_KEY}.whorls", f"must be less than trunk.segments = {segments} "
+                    f"(a whorl sits at each of the highest joints between trunk limbs), "
+                    f"got {whorls}")
+    return whorls
+
+
+def _count(gen: dict, error: ErrorFactory) -> int:
+    """Exact limb count; raises _TooMany beyond 2**_MAX_COUNT_BITS."""
+    whorls = _check_whorls(gen, error)
+    trunk = int(gen["trunk"]["segments"])
+    levels = int(gen["levels"])
+    children = _per_level_head(gen, "children", error)
+    segments = _per_level_head(gen, "segments", error)
+    head = min(levels, max(len(children), len(segments)))
+    per_crown = 0  # limbs above one branching of the trunk (or one whorl)
+    branches = 1   # branches of the current level per trunk branching
+    for level in range(head):
+        branches *= children[min(level, len(children) - 1)]
+        per_crown += branches * segments[min(level, len(segments) - 1)]
+        if branches.bit_length() > _MAX_COUNT_BITS:
+            raise _TooMany(math.log10(branches))
+    tail = levels - head  # the remaining levels repeat the last entries
+    if tail > 0:
+        c, s = children[-1], segments[-1]
+        if c == 1:
+            per_crown += branches * s * tail
+        else:
+            if tail * math.log2(c) > _MAX_COUNT_BITS:
+                raise _TooMany(math.log10(branches) + tail * math.log10(c))
+            per_crown += branches * s * c * (c ** tail - 1) // (c - 1)
+    return trunk + max(whorls, 1) * per_crown
+
+
+def count_limbs(gen: dict, error: ErrorFactory | None = None) -> int:
+    """Number of limbs `generate` makes for ``gen``, from the counts alone (nothing is built).
+
+    ``trunk.segments + max(whorls, 1) · Σ_l s_l · Π_{m ≤ l} c_m`` over levels l = 1..levels.
+    Raises ``error("tree.generator.max_limbs", …)`` for an astronomical count (over 2^4096)
+    and ``error("tree.generator.whorls", …)`` when whorls ≥ trunk.segments.
+    """
+    error = error or _default_error
+    try:
+        return _count(gen, error)
+    except _TooMany as too_many:
+        raise error(f"{_KEY}.max_limbs", f"the generator would make about "
+                    f"10^{too_many.log10:.0f} limbs") from None
+
+
+def _rotation(axis: np.ndarray, angle: float) -> np.ndarray:
+    """Rodrigues: the matrix of a rotation by ``angle`` (rad) about the unit ``axis``."""
+    x, y, z = axis
+    c, s = math.cos(angle), math.sin(angle)
+    t = 1.0 - c
+    return np.array([[c + x * x * t, x * y * t - z * s, x * z * t + y * s],
+                     [y * x * t + z * s, c + y * y * t, y * z * t - x * s],
+                     [z * x * t - y * s, z * y * t + x * s, c + z * z * t]])
+
+
+def _rz(angle: float) -> np.ndarray:
+    c, s = math.cos(angle), math.sin(angle)
+    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+
+
+def _ry(angle: float) -> np.ndarray:
+    c, s = math.cos(angle), math.sin(angle)
+    return np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])
+
+
+_DOWN = np.array([0.0, 0.0, -1.0])
+
+
+def _droop(C_If: np.ndarray, angle: float) -> np.ndarray:
+    """Turn a limb's rest frame (limb → inertial) by ``angle`` (rad) toward straight down
+    (toward up when negative), about the horizontal axis normal to the limb; never past
+    the vertical. Returns the new limb → inertial matrix."""
+    if angle == 0.0:
+        return C_If
+    target = _DOWN if angle > 0.0 else -_DOWN
+    d = C_If[:, 2]
+    to_target = math.acos(min(1.0, max(-1.0, float(d @ target))))
+    bend = min(abs(angle), to_target)
+    if bend <= 0.0:
+        return C_If
+    axis = np.cross(d, target)
+    norm = float(np.linalg.norm(axis))
+    if norm < 1e-12:  # pointing straight away from the target: any horizontal axis
+        axis, norm = C_If[:, 0], 1.0
+    return _rotation(axis / norm, bend) @ C_If
+
+
+def generate(gen: dict, error: ErrorFactory | None = None) -> list[dict]:
+    """Build the explicit limb list (schema.LIMB form, every key present) of a generated tree.
+
+    Parameters
+    ----------
+    gen : dict
+        The complete ``tree.generator`` mapping: every schema.GENERATOR key, ``trunk`` nested.
+    error : callable (key_path, message) -> Exception, optional
+        Makes the exception raised for a refused generator (default: PresetError
+        ``"key_path: message"``).
+
+    Returns
+    -------
+    list of dict
+        One mapping per limb, parents before children, in the generator's order (module
+        doc). ``rest_rotation_deg`` is the rotation vector (deg) of the limb's rest frame
+        relative to its parent's rest frame (root: relative to the inertial frame, z up):
+        C_If = C_Ip · exp(rest_rotation). ``mass``, ``inertia``, ``stiffness`` and
+        ``damping`` are None (derived from the material by the tree model).
+    """
+    error = error or _default_error
+    max_limbs = int(gen["max_limbs"])
+    n_limbs = count_limbs(gen, error)
+    if n_limbs > max_limbs:
+        raise error(f"{_KEY}.max_limbs", f"the generator would make {n_limbs:,} limbs, "
+                    f"more than max_limbs = {max_limbs:,}")
+
+    rng = np.random.default_rng(int(gen["seed"]))
+    jitter = float(gen["jitter"])
+    trunk = gen["trunk"]
+    trunk_length = float(trunk["length"])
+    trunk_segments = int(trunk["segments"])
+    whorls = _check_whorls(gen, error)
+    children = _per_level(gen, "children", error)
+    segments = _per_level(gen, "segments", error)
+    branch_angle = math.radians(float(gen["branch_angle_deg"]))
+    azimuth_step = math.radians(float(gen["azimuth_step_deg"]))
+    length_ratio = float(gen["length_ratio"])
+    whorl_length_ratio = float(gen.get("whorl_length_ratio", 0.3))
+    droop = math.radians(float(gen.get("droop_deg", 0.0)))
+    droop_level = int(gen.get("droop_level", 1))
+
+    def vary() -> float:
+        return 1.0 + jitter * rng.uniform(-1.0, 1.0)
+
+    names: list[str] = []
+    parents: list[int] = []
+    lengths: list[float] = []
+    C_IF: list[np.ndarray] = []  # rest orientation, limb → inertial
+
+    def add(name: str, parent: int, length: float, C: np.ndarray) -> int:
+        names.append(name)
+        parents.append(parent)
+        lengths.append(length)
+        C_IF.append(C)
+        return len(names) - 1
+
+    trunk_limb = trunk_length / trunk_segments
+    for k in range(trunk_segments):
+        add(f"trunk{k}", k - 1, trunk_limb, np.eye(3))
+
+    # A branching: (limb whose tip carries it, name prefix of its branches, length of the
+    # parent branch, whorl index or -1). Level-1 branchings first.
+    if whorls == 0:
+        branchings = [(trunk_segments - 1, "", trunk_length, -1)]
+    else:
+        first = trunk_segments - 1 - whorls
+        branchings = [(j, "", trunk_length - (j + 1) * trunk_limb, j - first)
+                      for j in range(first, trunk_segments - 1)]
+
+    for level in range(1, len(children) + 1):
+        n_children, n_segments = children[level - 1], segments[level - 1]
+        level_droop = droop if level >= droop_level else 0.0
+        next_branchings = []
+        for parent, prefix, parent_length, whorl in branchings:
+            offset = jitter * math.pi * rng.uniform(-1.0, 1.0)
+            for k in range(n_children):
+                if whorl >= 0:
+                    azimuth = 2.0 * math.pi * k / n_children + whorl * azimuth_step + offset
+                    name = f"b{whorl * n_children + k}"
+                    length = whorl_length_ratio * parent_length * vary()
+                else:
+                    azimuth = k * azimuth_step + offset
+                    name = f"{prefix}.{k}" if prefix else f"b{k}"
+                    length = length_ratio * parent_length * vary()
+                tilt = min(math.pi, max(0.0, branch_angle * vary()))
+                bend = level_droop * vary()
+                C = _droop(C_IF[parent] @ _rz(azimuth) @ _ry(tilt), bend)
+                limb = add(name, parent, length / n_segments, C)
+                for s in range(1, n_segments):
+                    kink = jitter * branch_angle * abs(rng.uniform(-1.0, 1.0))
+                    kink_azimuth = math.pi * rng.uniform(-1.0, 1.0)
+                    axis = np.array([math.cos(kink_azimuth), math.sin(kink_azimuth), 0.0])
+                    C = _droop(C_IF[limb] @ _rotation(axis, kink), bend)
+                    limb = add(f"{name}.s{s}", limb, length / n_segments, C)
+                next_branchings.append((limb, name, length, -1))
+        branchings = next_branchings
+
+    n = len(names)
+    assert n == n_limbs, (n, n_limbs)
+    parent_index = np.array(parents)
+    length_array = np.array(lengths)
+
+    terminal = np.ones(n, dtype=bool)
+    terminal[parent_index[parent_index >= 0]] = False
+    # Pipe model: r^e ∝ the length of terminal limbs carried; children come after parents.
+    carried = np.where(terminal, length_array, 0.0)
+    for i in range(n - 1, 0, -1):
+        carried[parent_index[i]] += carried[i]
+    exponent = float(gen["radius_exponent"])
+    radii = float(trunk["radius"]) * (carried / carried[0]) ** (1.0 / exponent)
+
+    C = np.array(C_IF)
+    C_parent = np.where(parent_index[:, None, None] >= 0, C[np.maximum(parent_index, 0)],
+                        np.eye(3))
+    relative = np.einsum("nji,njk->nik", C_parent, C)  # C_Ip^T C_If
+    rest = Rotation.from_matrix(relative).as_rotvec(degrees=True)
+    rest[np.abs(rest) < 1e-12] = 0.0  # exact zeros for straight joints (no "-0.0" noise)
+
+    leaf_area = float(gen["leaf_area"])
+    return [{
+        "name": names[i],
+        "parent": names[parents[i]] if parents[i] >= 0 else None,
+        "length": float(length_array[i]),
+        "radius": float(radii[i]),
+        "direction": [0.0, 0.0, 1.0],
+        "rest_rotation_deg": [float(v) for v in rest[i]],
+        "spring_rest_rotation_deg": None,
+        "attach": 1.0,
+        "mass": None,
+        "inertia": None,
+        "com": 0.5,
+        "stiffness": None,
+        "damping": None,
+        "leaf_area": leaf_area if terminal[i] else 0.0,
+    } for i in range(n)]

@@ -1,0 +1,145 @@
+"""Joint forces (DESIGN §2): the spring, the damper, and gravity's stiffness block.
+
+All torques are on the child limb B about its joint, in B's axes; the parent
+receives the equal and opposite torque through the articulated-body recursion
+(a joint torque is internal to the tree). Allocation-free, for the compiled loops.
+"""
+
+from __future__ import annotations
+
+import math
+
+from numba import njit
+
+from . import so3
+from .so3 import _SMALL
+
+
+@njit(cache=True, nogil=True)
+def spring_torque(R_rel, C_spring, K, k_scale, theta, tau):
+    """Spring torque and energy of one joint.
+
+    R_rel : (3, 3) joint rotation C_AB, child → parent axes
+    C_spring : (3, 3) spring rest orientation C_ab, child → parent axes
+    K : (3, 3) N m/rad, stiffness in the child's axes; k_scale multiplies it
+    theta : (3,) out, rad, rotation vector of the error attitude E = C_abᵀ C_AB
+    tau : (3,) out, N m, τ_B = −J_r(θ)⁻ᵀ K θ, the exact gradient of V = ½ θᵀ K θ
+
+    Returns V in J.
+    """
+    error_rotation_vector(R_rel, C_spring, theta)
+    y0 = k_scale * (K[0, 0] * theta[0] + K[0, 1] * theta[1] + K[0, 2] * theta[2])
+    y1 = k_scale * (K[1, 0] * theta[0] + K[1, 1] * theta[1] + K[1, 2] * theta[2])
+    y2 = k_scale * (K[2, 0] * theta[0] + K[2, 1] * theta[1] + K[2, 2] * theta[2])
+    # J_r⁻ᵀ y = y − ½ θ×y + b θ×(θ×y)
+    phi2 = theta[0] * theta[0] + theta[1] * theta[1] + theta[2] * theta[2]
+    phi = math.sqrt(phi2)
+    if phi < _SMALL:
+        b = 1.0 / 12.0 + phi2 / 720.0
+    else:
+        b = 1.0 / phi2 - (1.0 + math.cos(phi)) / (2.0 * phi * math.sin(phi))
+    c0 = theta[1] * y2 - theta[2] * y1
+    c1 = theta[2] * y0 - theta[0] * y2
+    c2 = theta[0] * y1 - theta[1] * y0
+    d0 = theta[1] * c2 - theta[2] * c1
+    d1 = theta[2] * c0 - theta[0] * c2
+    d2 = theta[0] * c1 - theta[1] * c0
+    tau[0] = -(y0 - 0.5 * c0 + b * d0)
+    tau[1] = -(y1 - 0.5 * c1 + b * d1)
+    tau[2] = -(y2 - 0.5 * c2 + b * d2)
+    return 0.5 * (theta[0] * y0 + theta[1] * y1 + theta[2] * y2)
+
+
+@njit(cache=True, nogil=True)
+def error_rotation_vector(R_rel, C_spring, theta):
+    """theta = log(E)^∨, E = C_springᵀ R_rel (rad), from E's trace and skew part, no buffer."""
+    E00 = C_spring[0, 0] * R_rel[0, 0] + C_spring[1, 0] * R_rel[1, 0] + C_spring[2, 0] * R_rel[2, 0]
+    E11 = C_spring[0, 1] * R_rel[0, 1] + C_spring[1, 1] * R_rel[1, 1] + C_spring[2, 1] * R_rel[2, 1]
+    E22 = C_spring[0, 2] * R_rel[0, 2] + C_spring[1, 2] * R_rel[1, 2] + C_spring[2, 2] * R_rel[2, 2]
+    E01 = C_spring[0, 0] * R_rel[0, 1] + C_spring[1, 0] * R_rel[1, 1] + C_spring[2, 0] * R_rel[2, 1]
+    E10 = C_spring[0, 1] * R_rel[0, 0] + C_spring[1, 1] * R_rel[1, 0] + C_spring[2, 1] * R_rel[2, 0]
+    E02 = C_spring[0, 0] * R_rel[0, 2] + C_spring[1, 0] * R_rel[1, 2] + C_spring[2, 0] * R_rel[2, 2]
+    E20 = C_spring[0, 2] * R_rel[0, 0] + C_spring[1, 2] * R_rel[1, 0] + C_spring[2, 2] * R_rel[2, 0]
+    E12 = C_spring[0, 1] * R_rel[0, 2] + C_spring[1, 1] * R_rel[1, 2] + C_spring[2, 1] * R_rel[2, 2]
+    E21 = C_spring[0, 2] * R_rel[0, 1] + C_spring[1, 2] * R_rel[1, 1] + C_spring[2, 2] * R_rel[2, 1]
+    c = 0.5 * (E00 + E11 + E22 - 1.0)
+    w0 = 0.5 * (E21 - E12)
+    w1 = 0.5 * (E02 - E20)
+    w2 = 0.5 * (E10 - E01)
+    s = math.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
+    phi = math.atan2(s, c)
+    if phi < so3._NEAR_PI:
+        f = 1.0 + phi * phi / 6.0 if phi < _SMALL else phi / s
+        theta[0] = f * w0
+        theta[1] = f * w1
+        theta[2] = f * w2
+        return
+    # Near π the skew part vanishes: take the axis from the symmetric part (see so3.log).
+    d0 = E00 - c
+    d1 = E11 - c
+    d2 = E22 - c
+    if d0 >= d1 and d0 >= d2:
+        a0, a1, a2 = d0, 0.5 * (E01 + E10), 0.5 * (E02 + E20)
+    elif d1 >= d2:
+        a0, a1, a2 = 0.5 * (E01 + E10), d1, 0.5 * (E12 + E21)
+    else:
+        a0, a1, a2 = 0.5 * (E02 + E20), 0.5 * (E12 + E21), d2
+    norm = math.sqrt(a0 * a0 + a1 * a1 + a2 * a2)
+    sign = 1.0 if a0 * w0 + a1 * w1 + a2 * w2 >= 0.0 else -1.0
+    f = sign * phi / norm
+    theta[0] = f * a0
+    theta[1] = f * a1
+    theta[2] = f * a2
+
+
+@njit(cache=True, nogil=True)
+def gravity_stiffness_psd(mass, rho, g, out):
+    """Positive-semidefinite part of a rigid subtree's gravity stiffness about its joint.
+
+    mass : kg, the subtree's mass;  rho : (3,) m, its centre of mass relative to the joint;
+    g : (3,) m/s²;  out : (3, 3) N m/rad, written, in the axes of rho and g (DESIGN §4).
+
+    Rotating the subtree by δφ changes V = −m g·ρ by ½ δφᵀ K_g δφ with
+    K_g = m [(g·ρ) 1 − sym(g ρᵀ)], whose eigenvalues are m|g||ρ| (1 + c)/2 along a − b,
+    m|g||ρ| (c − 1)/2 ≤ 0 along a + b and m|g||ρ| c along a × b (a = ĝ, b = ρ̂, c = a·b).
+    The negative ones are removed in closed form (no eigen-solver in the step).
+    """
+    gn = math.sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2])
+    rn = math.sqrt(rho[0] * rho[0] + rho[1] * rho[1] + rho[2] * rho[2])
+    for i in range(3):
+        for j in range(3):
+            out[i, j] = 0.0
+    if gn == 0.0 or rn == 0.0 or mass == 0.0:
+        return
+    scale = mass * gn * rn
+    a0, a1, a2 = g[0] / gn, g[1] / gn, g[2] / gn
+    b0, b1, b2 = rho[0] / rn, rho[1] / rn, rho[2] / rn
+    c = a0 * b0 + a1 * b1 + a2 * b2
+    # K_g / scale = c 1 − (a bᵀ + b aᵀ)/2
+    av = (a0, a1, a2)
+    bv = (b0, b1, b2)
+    for i in range(3):
+        for j in range(3):
+            out[i, j] = -0.5 * (av[i] * bv[j] + bv[i] * av[j])
+        out[i, i] += c
+    if c >= 0.0:
+        # Only the a + b direction is negative: subtract λ2 e2 e2ᵀ, |a + b|² = 2(1 + c).
+        lam_over = 0.5 * (c - 1.0) / (2.0 * (1.0 + c))
+        e = (a0 + b0, a1 + b1, a2 + b2)
+        for i in range(3):
+            for j in range(3):
+                out[i, j] -= lam_over * e[i] * e[j]
+    else:
+        # a + b and a × b are negative; together with a − b they span R³, so the PSD part is
+        # λ1 e1 e1ᵀ with e1 = (a − b)/|a − b|, |a − b|² = 2(1 − c).
+        for i in range(3):
+            for j in range(3):
+                out[i, j] = 0.0
+        lam_over = 0.5 * (1.0 + c) / (2.0 * (1.0 - c))
+        e = (a0 - b0, a1 - b1, a2 - b2)
+        for i in range(3):
+            for j in range(3):
+                out[i, j] = lam_over * e[i] * e[j]
+    for i in range(3):
+        for j in range(3):
+            out[i, j] *= scale

@@ -1,0 +1,602 @@
+"""Preset files (DESIGN §6): load, validate against `schema`, fill defaults, save.
+
+A preset is read in two passes. `_Reader` turns the composed YAML node tree
+into plain Python values and records the line of every key (the ``marks``);
+`validate` then checks the values against the tables of `schema` and fills
+the defaults. Every problem is a `PresetError` whose one-line message names
+the file, the line where known and the key path::
+
+    oak.yaml:14: tree.limbs[3].length: must be > 0 m, got -1
+
+Key paths are dotted, with list indices: ``wind.speed``,
+``tree.limbs[3].length``, ``initial_state[0].limb``.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import math
+import os
+import re
+import stat
+import tempfile
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, NoReturn
+
+import yaml
+
+from . import schema
+from .errors import PresetError, TreedynError
+from .schema import FORMAT_VERSION, Field
+
+HEADER = f"# treedyn preset, format version {FORMAT_VERSION}\n"
+
+# An inertia whose largest principal moment exceeds the sum of the other two
+# by more than round-off is not a rigid body's.
+TRIANGLE_RTOL = 1e-12
+
+_ITEM_TABLES = {"limbs": schema.LIMB, "initial_state": schema.INITIAL_STATE_ENTRY}
+_KEY_PART = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:\[(\d+)\])?")
+_LINE_BREAKS = re.compile(r"[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]+")
+# Characters YAML does not allow in a stream (PyYAML's Reader.NON_PRINTABLE).
+_NON_PRINTABLE = re.compile(
+    "[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# YAML 1.1 reads 1e10 (no dot) as text; moduli are naturally written so.
+_EXPONENT_FLOAT = re.compile(r"^[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?[eE][-+]?[0-9]+$")
+_NO_WRAP = 10**9  # emitter line width: one limb per line, however long
+
+
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+    """YAML safe loader that also reads ``1e10`` as a float."""
+
+
+class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):
+    """YAML safe dumper that quotes strings `_Loader` would read as numbers."""
+
+
+for _cls in (_Loader, _Dumper):
+    _cls.add_implicit_resolver("tag:yaml.org,2002:float", _EXPONENT_FLOAT, list("-+0123456789"))
+
+
+class _FlowList(list):
+    """A list written in flow style: ``[0.0, 0.0, 1.0]``."""
+
+
+class _FlowMap(dict):
+    """A mapping written on one line: ``{name: B, parent: A, ...}``."""
+
+
+_Dumper.add_representer(
+    _FlowList, lambda dumper, v: dumper.represent_sequence("tag:yaml.org,2002:seq", v,
+                                                           flow_style=True))
+_Dumper.add_representer(
+    _FlowMap, lambda dumper, v: dumper.represent_mapping("tag:yaml.org,2002:map", v,
+                                                         flow_style=True))
+
+
+# --------------------------------------------------------------------------- errors
+
+def _one_line(text: str) -> str:
+    """`text` with every line break replaced by a space."""
+    return _LINE_BREAKS.sub(" ", text)
+
+
+def _format(source: str, line: int | None, key_path: str, message: str) -> str:
+    """``SOURCE:LINE: KEYPATH: message``, leaving out the parts that are unknown."""
+    parts = [f"{source}:{line}" if line else source]
+    if key_path:
+        parts.append(key_path)
+    parts.append(message)
+    return _one_line(": ".join(parts))
+
+
+def _parent_path(key_path: str) -> str:
+    """``tree.limbs[3].length`` → ``tree.limbs[3]`` → ``tree.limbs`` → ``tree`` → ``""``."""
+    return re.sub(r"(?:\[\d+\]|\.?[^.\[]*)$", "", key_path, count=1)
+
+
+def _line_of(marks: dict[str, int], key_path: str) -> int | None:
+    """The line of `key_path`, or of its nearest ancestor read from the file."""
+    while key_path:
+        if key_path in marks:
+            return marks[key_path]
+        shorter = _parent_path(key_path)
+        if shorter == key_path:
+            return None
+        key_path = shorter
+    return None
+
+
+def _error(source: str, marks: dict[str, int], key_path: str, message: str) -> PresetError:
+    """A `PresetError` pointing at the line of `key_path` (or of its mapping)."""
+    return PresetError(_format(source, _line_of(marks, key_path), key_path, message))
+
+
+def _show(value: Any) -> str:
+    """`value` as the user wrote it, in YAML words, shortened to one short line."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and not math.isfinite(value):
+        return ".nan" if value != value else (".inf" if value > 0 else "-.inf")
+    if isinstance(value, dict):
+        return "a mapping"
+    text = "[" + ", ".join(map(_show, value)) + "]" if isinstance(value, list) else repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _join(path: str, key: str) -> str:
+    """The key path of `key` inside the mapping at `path`."""
+    name = key if re.fullmatch(r"[A-Za-z0-9_]+", key) else repr(key)
+    return f"{path}.{name}" if path else name
+
+
+def _suggest(word: str, choices) -> str | None:
+    """The closest of `choices` to `word`, if one is close."""
+    close = difflib.get_close_matches(word, list(choices), n=1)
+    return close[0] if close else None
+
+
+# --------------------------------------------------------------------------- reading YAML
+
+class _Reader:
+    """Turns a composed YAML node tree into Python values, recording key lines.
+
+    ``marks`` maps the key path of every key read to its 1-based line, and the
+    path of every mapping inside a list (``tree.limbs[3]``) to the line where
+    it starts.
+    """
+
+    def __init__(self, loader: yaml.SafeLoader, filename: str):
+        self.loader = loader
+        self.filename = filename
+        self.marks: dict[str, int] = {}
+        self._open: set[int] = set()  # nodes being read: a recursive alias would loop
+
+    def fail(self, node: yaml.Node, key_path: str, message: str) -> NoReturn:
+        raise PresetError(_format(self.filename, node.start_mark.line + 1, key_path, message))
+
+    def read(self, node: yaml.Node, path: str) -> Any:
+        """The Python value of `node`, found at key path `path`."""
+        if id(node) in self._open:
+            self.fail(node, path, "a YAML alias refers to itself")
+        self._open.add(id(node))
+        try:
+            if isinstance(node, yaml.MappingNode):
+                return self._mapping(node, path)
+            if isinstance(node, yaml.SequenceNode):
+                return self._sequence(node, path)
+            return self._scalar(node, path)
+        finally:
+            self._open.discard(id(node))
+
+    def _mapping(self, node: yaml.MappingNode, path: str) -> dict:
+        out: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            key = self._key(key_node, path)
+            key_path = _join(path, key)
+            if key in out:
+                self.fail(key_node, key_path, f"duplicate key (first at line {self.marks[key_path]})")
+            self.marks[key_path] = key_node.start_mark.line + 1
+            out[key] = self.read(value_node, key_path)
+        return out
+
+    def _sequence(self, node: yaml.SequenceNode, path: str) -> list:
+        out = []
+        for i, item in enumerate(node.value):
+            item_path = f"{path}[{i}]"
+            if isinstance(item, yaml.MappingNode):
+                self.marks[item_path] = item.start_mark.line + 1
+            out.append(self.read(item, item_path))
+        return out
+
+    def _key(self, node: yaml.Node, path: str) -> str:
+        if node.tag == "tag:yaml.org,2002:merge":
+            self.fail(node, path, "YAML merge keys (<<) are not supported")
+        key = self._scalar(node, path) if isinstance(node, yaml.ScalarNode) else None
+        if not isinstance(key, str):
+            self.fail(node, path, "a key must be a name (text)")
+        return key
+
+    def _scalar(self, node: yaml.Node, path: str) -> Any:
+        try:
+            return self.loader.construct_object(node)
+        except (yaml.YAMLError, ValueError, OverflowError) as exc:
+            problem = getattr(exc, "problem", None) or str(exc)
+            self.fail(node, path, f"cannot read the value: {problem}")
+
+
+def _syntax_error(exc: yaml.YAMLError, filename: str) -> PresetError:
+    """The one-line message for a YAML syntax error, at the line YAML gives."""
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc)
+    return PresetError(_format(filename, mark.line + 1 if mark else None, "",
+                               f"YAML syntax error: {problem}"))
+
+
+def _reject_unprintable(text: str, filename: str) -> None:
+    """Refuse characters a YAML stream may not contain, at their line."""
+    bad = _NON_PRINTABLE.search(text)
+    if bad:
+        line = text.count("\n", 0, bad.start()) + 1
+        raise PresetError(_format(filename, line, "",
+                                  f"not a text file: character {bad.group()!r} is not allowed"))
+
+
+def _read_yaml(text: str, filename: str) -> tuple[dict, dict[str, int]]:
+    """The top-level mapping of `text` and the lines of its keys."""
+    _reject_unprintable(text, filename)
+    loader = _Loader(text)
+    try:
+        try:
+            node = loader.get_single_node()
+        except yaml.YAMLError as exc:
+            raise _syntax_error(exc, filename) from None
+        if node is None:
+            raise PresetError(f"{filename}: empty file (no YAML content)")
+        if not isinstance(node, yaml.MappingNode):
+            raise PresetError(_format(filename, node.start_mark.line + 1, "",
+                                      "the top level must be a mapping of keys (version, name, "
+                                      "tree, ...), not a single value or a list"))
+        reader = _Reader(loader, filename)
+        try:
+            return reader.read(node, ""), reader.marks
+        except RecursionError:
+            raise PresetError(f"{filename}: YAML nested too deeply") from None
+    finally:
+        loader.dispose()
+
+
+# --------------------------------------------------------------------------- validation
+
+@dataclass(frozen=True)
+class _Where:
+    """Where the values being validated come from: a file (and its key lines) or an override."""
+
+    source: str
+    marks: dict[str, int]
+
+    def fail(self, key_path: str, message: str) -> NoReturn:
+        raise _error(self.source, self.marks, key_path, message)
+
+
+def validate(raw: dict, filename: str, marks: dict[str, int] | None = None) -> dict:
+    """Check a preset read from YAML and fill its defaults.
+
+    Parameters
+    ----------
+    raw : dict
+        The preset as plain Python values (YAML as read, or a preset's data).
+    filename : str
+        Names the source in error messages (a file's base name, ``<string>``,
+        or an override such as ``--set wind.speed=fast``).
+    marks : dict, optional
+        Key path → line, for error messages.
+
+    Returns
+    -------
+    dict
+        A new dict with every key of `schema.PRESET` in schema order (the tree
+        keeps only the one of ``limbs``/``generator`` given); floats as float,
+        vectors as lists of 3 floats, nullable keys present with None.
+    """
+    where = _Where(filename, marks or {})
+    if not isinstance(raw, dict):
+        where.fail("", f"the top level must be a mapping of keys, got {_show(raw)}")
+    if "version" in raw:
+        _check_version(raw["version"], where)
+    data = _table(raw, schema.PRESET, "", where)
+    _check_initial_state(data, where)
+    if "limbs" in data["tree"]:
+        _check_limb_tree(data["tree"]["limbs"], where)
+        _check_prestress(data, where)
+    return data
+
+
+def _check_version(value: Any, where: _Where) -> None:
+    """Refuse a format version this treedyn cannot read (before any other key)."""
+    version = _int(value, schema.PRESET["version"], "version", where, check_range=False)
+    if version != FORMAT_VERSION:
+        where.fail("version", f"unsupported format version {version} "
+                              f"(this treedyn reads version {FORMAT_VERSION})")
+
+
+def _value(value: Any, spec: Field | dict, path: str, where: _Where) -> Any:
+    """Validate `value` against a leaf or a table of the schema."""
+    if spec is schema.TREE:
+        return _tree(value, path, where)
+    if isinstance(spec, dict):
+        return _table(value, spec, path, where)
+    if value is None and spec.nullable:
+        return None
+    return _KINDS[spec.kind](value, spec, path, where)
+
+
+def _table(value: Any, table: dict, path: str, where: _Where) -> dict:
+    """Validate a mapping against `table`; a null section means all defaults."""
+    if value is None:
+        value = {}
+    if not isinstance(value, dict):
+        where.fail(path, f"expected a mapping, got {_show(value)}")
+    _reject_unknown(value, table, path, where)
+    out = {}
+    for key, spec in table.items():
+        key_path = _join(path, key)
+        if key in value or isinstance(spec, dict):
+            out[key] = _value(value.get(key), spec, key_path, where)
+        elif spec.required:
+            where.fail(key_path, "missing required key")
+        else:
+            out[key] = copy.deepcopy(spec.default)
+    return out
+
+
+def _reject_unknown(value: dict, table: dict, path: str, where: _Where) -> None:
+    """Refuse a key `table` does not have, suggesting the nearest one."""
+    for key in value:
+        if key not in table:
+            near = _suggest(key, table)
+            hint = f"did you mean '{near}'?" if near else "allowed: " + ", ".join(table)
+            where.fail(_join(path, key), f"unknown key ({hint})")
+
+
+def _tree(value: Any, path: str, where: _Where) -> dict:
+    """The tree: exactly one of an explicit limb list and a generator."""
+    if value is None:
+        value = {}
+    if not isinstance(value, dict):
+        where.fail(path, f"expected a mapping, got {_show(value)}")
+    _reject_unknown(value, schema.TREE, path, where)
+    given = [key for key in schema.TREE if key in value]
+    if len(given) != 1:
+        where.fail(path, "give exactly one of 'limbs' (an explicit limb list) and 'generator' "
+                         "(a generated tree)" + (", not both" if given else ""))
+    if given == ["limbs"]:
+        return {"limbs": _limbs(value["limbs"], schema.TREE["limbs"], _join(path, "limbs"), where)}
+    return {"generator": _table(value["generator"], schema.GENERATOR,
+                                _join(path, "generator"), where)}
+
+
+# --- leaves, one function per kind of `schema.Field`
+
+_EXPECTED = {
+    "float": "a number",
+    "int": "an integer",
+    "bool": "true or false",
+    "str": "a string",
+    "vec3": "a list of 3 numbers",
+    "float_or_vec3": "a number or a list of 3 numbers",
+    "int_or_list": "an integer or a non-empty list of integers",
+    "limbs": "a non-empty list of limbs",
+    "initial_state": "a list of entries",
+}
+
+
+def _type_error(value: Any, spec: Field, path: str, where: _Where) -> NoReturn:
+    expected = _EXPECTED[spec.kind] + (" or null" if spec.nullable else "")
+    where.fail(path, f"expected {expected}, got {_show(value)}")
+
+
+def _is_number(value: Any) -> bool:
+    """An int or a float; a bool is never a number."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _bounds(spec: Field) -> str:
+    """The range of `spec` in words: ``> 0 m``, ``>= 0 and <= 1``."""
+    unit = f" {spec.unit}" if spec.unit else ""
+    parts = []
+    if spec.min is not None:
+        parts.append(f"{'>' if spec.min_open else '>='} {spec.min:g}{unit}")
+    if spec.max is not None:
+        parts.append(f"{'<' if spec.max_open else '<='} {spec.max:g}{unit}")
+    return " and ".join(parts)
+
+
+def _in_range(number: float, spec: Field) -> bool:
+    above = spec.min is None or (number > spec.min if spec.min_open else number >= spec.min)
+    below = spec.max is None or (number < spec.max if spec.max_open else number <= spec.max)
+    return above and below
+
+
+def _check_range(numbers: list, shown: Any, spec: Field, path: str, where: _Where) -> None:
+    """Every number of the value within the range of `spec`."""
+    if not all(_in_range(x, spec) for x in numbers):
+        each = "each element " if isinstance(shown, list) else ""
+        where.fail(path, f"{each}must be {_bounds(spec)}, got {_show(shown)}")
+
+
+def _finite_floats(numbers: list, shown: Any, path: str, where: _Where) -> list[float]:
+    """`numbers` as floats, refusing nan and ±inf (and ints too large for a float)."""
+    try:
+        floats = [float(x) for x in numbers]
+    except OverflowError:
+        floats = [math.inf]
+    if not all(math.isfinite(x) for x in floats):
+        where.fail(path, f"must be finite, got {_show(shown)}")
+    return floats
+
+
+def _float(value: Any, spec: Field, path: str, where: _Where) -> float:
+    if not _is_number(value):
+        _type_error(value, spec, path, where)
+    [number] = _finite_floats([value], value, path, where)
+    _check_range([number], value, spec, path, where)
+    return number
+
+
+def _int(value: Any, spec: Field, path: str, where: _Where, check_range: bool = True) -> int:
+    if not _is_int(value):
+        _type_error(value, spec, path, where)
+    if check_range:
+        _check_range([value], value, spec, path, where)
+    return int(value)
+
+
+def _bool(value: Any, spec: Field, path: str, where: _Where) -> bool:
+    if not isinstance(value, bool):
+        _type_error(value, spec, path, where)
+    return value
+
+
+def _str(value: Any, spec: Field, path: str, where: _Where) -> str:
+    if not isinstance(value, str):
+        _type_error(value, spec, path, where)
+    return value
+
+
+def _enum(value: Any, spec: Field, path: str, where: _Where) -> str:
+    if not isinstance(value, str) or value not in spec.choices:
+        where.fail(path, f"must be one of {', '.join(spec.choices)}; got {_show(value)}")
+    return value
+
+
+def _vec3(value: Any, spec: Field, path: str, where: _Where) -> list[float]:
+    if not (isinstance(value, list) and len(value) == 3 and all(map(_is_number, value))):
+        _type_error(value, spec, path, where)
+    vector = _finite_floats(value, value, path, where)
+    _check_range(vector, value, spec, path, where)
+    if spec.nonzero and not any(vector):
+        where.fail(path, f"must not be the zero vector, got {_show(value)}")
+    return vector
+
+
+def _float_or_vec3(value: Any, spec: Field, path: str, where: _Where) -> float | list[float]:
+    if isinstance(value, list):
+        return _vec3(value, spec, path, where)
+    return _float(value, spec, path, where)
+
+
+def _int_or_list(value: Any, spec: Field, path: str, where: _Where) -> int | list[int]:
+    if not isinstance(value, list):
+        return _int(value, spec, path, where)
+    if not value or not all(map(_is_int, value)):
+        _type_error(value, spec, path, where)
+    _check_range(value, value, spec, path, where)
+    return [int(x) for x in value]
+
+
+def _limbs(value: Any, spec: Field, path: str, where: _Where) -> list[dict]:
+    if not isinstance(value, list) or not value:
+        _type_error(value, spec, path, where)
+    return [_limb(item, f"{path}[{i}]", where) for i, item in enumerate(value)]
+
+
+def _limb(value: Any, path: str, where: _Where) -> dict:
+    """One limb: its keys, and an inertia a rigid body can have."""
+    if not isinstance(value, dict):
+        where.fail(path, f"expected a mapping (one limb), got {_show(value)}")
+    limb = _table(value, schema.LIMB, path, where)
+    _check_inertia(limb["inertia"], _join(path, "inertia"), where)
+    return limb
+
+
+def _check_inertia(inertia: list[float] | None, path: str, where: _Where) -> None:
+    """Each principal moment at most the sum of the other two (triangle inequality)."""
+    if inertia is None:
+        return
+    for i in range(3):
+        others = inertia[(i + 1) % 3] + inertia[(i + 2) % 3]
+        if inertia[i] > others * (1.0 + TRIANGLE_RTOL):
+            where.fail(path, "principal moments must satisfy the triangle inequality (each at "
+                             f"most the sum of the other two), got {_show(inertia)}")
+
+
+def _initial_state(value: Any, spec: Field, path: str, where: _Where) -> list[dict]:
+    if not isinstance(value, list):
+        _type_error(value, spec, path, where)
+    entries = []
+    for i, item in enumerate(value):
+        if not isinstance(item, dict):
+            where.fail(f"{path}[{i}]", f"expected a mapping (one entry), got {_show(item)}")
+        entries.append(_table(item, schema.INITIAL_STATE_ENTRY, f"{path}[{i}]", where))
+    return entries
+
+
+_KINDS = {
+    "float": _float,
+    "int": _int,
+    "bool": _bool,
+    "str": _str,
+    "enum": _enum,
+    "vec3": _vec3,
+    "float_or_vec3": _float_or_vec3,
+    "int_or_list": _int_or_list,
+    "limbs": _limbs,
+    "initial_state": _initial_state,
+}
+
+
+# --- checks across keys
+
+def _check_limb_tree(limbs: list[dict], where: _Where) -> None:
+    """Unique names, existing parents, one root, no cycles."""
+    index = _limb_index(limbs, where)
+    parents = [_parent_index(limb, i, index, where) for i, limb in enumerate(limbs)]
+    _check_one_root(limbs, parents, where)
+    _check_acyclic(limbs, parents, where)
+
+
+def _limb_index(limbs: list[dict], where: _Where) -> dict[str, int]:
+    """Limb name → position in the list, refusing duplicate names."""
+    index: dict[str, int] = {}
+    for i, limb in enumerate(limbs):
+        name = limb["name"]
+        if name in index:
+            where.fail(f"tree.limbs[{i}].name",
+                       f"duplicate limb name {name!r} (also tree.limbs[{index[name]}])")
+        index[name] = i
+    return index
+
+
+def _no_such_limb(name: str, index: dict[str, int]) -> str:
+    near = _suggest(name, index)
+    return f"no limb named {name!r}" + (f" (did you mean {near!r}?)" if near else "")
+
+
+def _parent_index(limb: dict, i: int, index: dict[str, int], where: _Where) -> int | None:
+    """Position of the parent of limb `i`, None for a root."""
+    parent = limb["parent"]
+    if parent is None:
+        return None
+    if parent not in index:
+        where.fail(f"tree.limbs[{i}].parent", _no_such_limb(parent, index))
+    return index[parent]
+
+
+def _check_one_root(limbs: list[dict], parents: list[int | None], where: _Where) -> None:
+    roots = [i for i, parent in enumerate(parents) if parent is None]
+    if not roots:
+        where.fail("tree.limbs", "no root limb: exactly one limb must have parent: null")
+    if len(roots) > 1:
+        names = ", ".join(repr(limbs[i]["name"]) for i in roots)
+        where.fail(f"tree.limbs[{roots[1]}].parent",
+                   f"{len(roots)} root limbs ({names}): exactly one limb may have parent: null")
+
+
+def _check_acyclic(limbs: list[dict], parents: list[int | None], where: _Where) -> None:
+    """Every parent chain reaches the root (O(N): each limb is walked once)."""
+    reaches_root = [False] * len(limbs)
+    for start in range(len(limbs)):
+        chain: list[int] = []
+        on_chain: set[int] = set()
+        i = start
+        while i is not None and not reaches_root[i]:
+            if i in on_chain:
+                cycle = chain[chain.index(i):]
+                names = " -> ".join(repr(limbs[j]["name"]) for j in cycle + [i])
+                where.fail(f"tree.limbs[{min(cycle)}].parent",
+                           f"parent cycle {names} (no root among them)")
+            chain.append(i)
+            on_chain.add(i)
+            i = parents[i]
+        for j in chain:
+            reaches_root[j] = True

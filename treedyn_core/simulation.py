@@ -1,0 +1,248 @@
+"""The one stepping API used by `treedyn run`, the benchmarks and the app.
+
+A `Simulation` holds the static model (the tree's arrays), the changing state
+(joint quaternions ``q`` and joint rates ``v``, breadth-first order) and the
+settings that may change between any two steps (stiffness and damping scales,
+integrator, time step, external loads). `step(n)` runs n steps in compiled
+code; `snapshot()` returns a cheap read-only copy for display.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import so3
+from .articulated import Workspace, forward_kinematics, mechanical_energy
+from .errors import SimulationDiverged, TreedynError
+from .integrators import implicit_steps, joint_torques, rk4_steps
+from .prestress import prestressed_spring_rotations
+from .tree import Tree, build_tree
+
+INTEGRATORS = ("implicit", "rk4")
+MODELS = ("articulated",)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A read-only copy of what the display needs, breadth-first limb order.
+
+    time : s;  base, tip : (N, 3) m inertial;  kinetic, potential, energy : J
+    (potential = gravity + spring).
+    """
+
+    time: float
+    base: np.ndarray
+    tip: np.ndarray
+    kinetic: float
+    potential: float
+
+    @property
+    def energy(self) -> float:
+        return self.kinetic + self.potential
+
+
+class Simulation:
+    """A tree in motion: `Simulation(preset)` with a `preset.Preset` (or anything with `.data`
+    and `.error`), or `Simulation.from_data(data)` with a validated preset dict."""
+
+    def __init__(self, preset, *, integrator: str | None = None, model: str | None = None,
+                 dt: float | None = None):
+        self.data = preset.data
+        sim = self.data["simulation"]
+        self.tree: Tree = build_tree(self.data, getattr(preset, "error", None))
+        self.gravity = np.array(sim["gravity"], dtype=float)
+        self.theta_method = float(sim["implicit_theta"])
+        self.prestress = bool(sim["prestress"])
+        self.stiffness_scale = float(self.data["tuning"]["stiffness_scale"])
+        self.damping_scale = float(self.data["tuning"]["damping_scale"])
+        self.dt = float(dt if dt is not None else sim["dt"])
+        self.integrator = integrator or sim["integrator"]
+        self.model = model or sim["model"]
+        self._check_choice("integrator", self.integrator, INTEGRATORS)
+        self._check_choice("model", self.model, MODELS)
+        self._initial_state = self._resolve_initial_state(preset)
+
+        tree = self.tree
+        n = tree.n
+        c = tree.com_offset
+        cc = np.einsum("ni,nj->nij", c, c)
+        parallel_axis = (np.einsum("ni,ni->n", c, c)[:, None, None] * np.eye(3) - cc)
+        self.inertia_base = tree.inertia_com + tree.mass[:, None, None] * parallel_axis
+        self.spring_C_rel = tree.spring_C_rel.copy()
+        self.ext_force = np.zeros((n, 3))
+        self.ext_torque = np.zeros((n, 3))
+        self.q = np.zeros((n, 4))
+        self.v = np.zeros((n, 3))
+        self.time = 0.0
+        self._work = Workspace(n)
+        self._step_rot = np.zeros(3)
+        self._rk4_stages = (np.zeros((n, 4)), np.zeros((n, 3)), np.zeros((n, 4)),
+                            np.zeros((n, 3)), np.zeros((4, n, 4)), np.zeros((4, n, 3)))
+        self.reset()
+
+    @classmethod
+    def from_data(cls, data: dict, **kwargs) -> "Simulation":
+        """A simulation of a validated preset dict (no file behind it)."""
+
+        class _Source:
+            pass
+
+        source = _Source()
+        source.data = data
+        return cls(source, **kwargs)
+
+    @staticmethod
+    def _check_choice(what: str, value: str, allowed: tuple[str, ...]) -> None:
+        if value not in allowed:
+            raise TreedynError(f"{what} '{value}' is not available (choose from "
+                               f"{', '.join(allowed)})")
+
+    def _resolve_initial_state(self, preset) -> list[tuple[int, np.ndarray, np.ndarray]]:
+        out = []
+        for k, entry in enumerate(self.data.get("initial_state") or []):
+            name = entry["limb"]
+            if name not in self.tree.index_of:
+                message = f"no limb named '{name}'"
+                error = getattr(preset, "error", None)
+                raise (error(f"initial_state[{k}].limb", message) if error
+                       else TreedynError(f"initial_state[{k}].limb: {message}"))
+            out.append((self.tree.index_of[name], np.radians(entry["rotation_deg"]),
+                        np.array(entry["angular_velocity"], dtype=float)))
+        return out
+
+    # -- model arrays handed to the compiled kernels ------------------------------------------
+
+    def _model(self):
+        t = self.tree
+        return (t.parent, t.base_offset, t.mass, t.com_offset, self.inertia_base, t.stiffness,
+                t.damping, self.spring_C_rel, self.gravity)
+
+    def _work_tuple(self):
+        w = self._work
+        return (w.R_rel, w.C_IF, w.base, w.omega, w.base_vel, w.omega_rel, w.theta, w.tau,
+                w.IA_A, w.IA_B, w.IA_C, w.pA_w, w.pA_f, w.c_w, w.c_f, w.D_inv, w.u, w.acc_w,
+                w.acc_f, w.sub_m, w.sub_h, w.tmp, w.vec, w.vdot)
+
+    # -- state ---------------------------------------------------------------------------------
+
+    def reset(self) -> None:
+        """Back to t = 0: the rest pose (prestressed with the stiffness scale now in force)
+        plus the preset's initial_state; external loads cleared."""
+        if self.prestress and not self.tree.spring_given.any():
+            self.spring_C_rel = prestressed_spring_rotations(self.tree, self.gravity,
+                                                             self.stiffness_scale)
+        else:
+            self.spring_C_rel = self.tree.spring_C_rel.copy()
+        R = self.tree.rest_C_rel.copy()
+        self.v[:] = 0.0
+        for i, rotation, rate in self._initial_state:
+            R[i] = R[i] @ so3.exp(rotation)
+            self.v[i] = rate
+        self.q[:] = np.array([so3.quat_from_matrix(Ri) for Ri in R])
+        self.ext_force[:] = 0.0
+        self.ext_torque[:] = 0.0
+        self.time = 0.0
+        self._kinematics()
+
+    def step(self, n: int = 1) -> None:
+        """Advance n steps of dt with the integrator in force; raises SimulationDiverged (state
+        left at the last finite step) if a joint rate becomes non-finite."""
+        q_before, v_before = self.q.copy(), self.v.copy()
+        if self.integrator == "implicit":
+            done, bad = implicit_steps(n, self.dt, self.theta_method, self._model(), self.q,
+                                       self.v, self.ext_force, self.ext_torque,
+                                       self.stiffness_scale, self.damping_scale,
+                                       self._work_tuple(), self._step_rot)
+        else:
+            done, bad = rk4_steps(n, self.dt, self._model(), self.q, self.v, self.ext_force,
+                                  self.ext_torque, self.stiffness_scale, self.damping_scale,
+                                  self._work_tuple(), self._rk4_stages)
+        self.time += done * self.dt
+        if bad >= 0:
+            if done == 0:
+                self.q[:], self.v[:] = q_before, v_before
+            raise SimulationDiverged(
+                f"the simulation diverged at t = {self.time:.4f} s: limb "
+                f"'{self.tree.names[bad]}' got a non-finite angular rate (dt = {self.dt:g} s, "
+                f"integrator {self.integrator}); reset, or lower dt / stiffness")
+        self._kinematics()
+
+    def _kinematics(self) -> None:
+        t, w = self.tree, self._work
+        forward_kinematics(t.parent, t.base_offset, self.q, self.v, w.R_rel, w.C_IF, w.base,
+                           w.omega, w.base_vel, w.omega_rel)
+
+    # -- settings that take effect at the next step ---------------------------------------------
+
+    def set_stiffness_scale(self, value: float) -> None:
+        """Multiply every joint stiffness by value (> 0); the prestress is not recomputed."""
+        if not value > 0:
+            raise TreedynError(f"stiffness scale must be > 0, got {value}")
+        self.stiffness_scale = float(value)
+
+    def set_damping_scale(self, value: float) -> None:
+        """Multiply every joint damping by value (≥ 0)."""
+        if not value >= 0:
+            raise TreedynError(f"damping scale must be ≥ 0, got {value}")
+        self.damping_scale = float(value)
+
+    def set_integrator(self, name: str) -> None:
+        self._check_choice("integrator", name, INTEGRATORS)
+        self.integrator = name
+
+    def set_external_loads(self, force: np.ndarray, torque: np.ndarray | None = None) -> None:
+        """External force (N, 3) N at each limb's base and torque (N, 3) N m, inertial axes,
+        breadth-first order; held until changed."""
+        self.ext_force[:] = force
+        self.ext_torque[:] = 0.0 if torque is None else torque
+
+    # -- outputs ---------------------------------------------------------------------------------
+
+    @property
+    def C_IF(self) -> np.ndarray:
+        """(N, 3, 3) limb → inertial, breadth-first order (a copy)."""
+        return self._work.C_IF.copy()
+
+    @property
+    def omega(self) -> np.ndarray:
+        """(N, 3) rad/s, angular velocity of each limb in its own axes, breadth-first order."""
+        return np.einsum("nji,nj->ni", self._work.C_IF, self._work.omega)
+
+    @property
+    def base(self) -> np.ndarray:
+        """(N, 3) m, inertial base points."""
+        return self._work.base.copy()
+
+    @property
+    def tip(self) -> np.ndarray:
+        """(N, 3) m, inertial tips: base + L C_IF u."""
+        t = self.tree
+        return self._work.base + t.length[:, None] * np.einsum("nij,nj->ni", self._work.C_IF, t.u)
+
+    def energies(self) -> tuple[float, float, float]:
+        """(kinetic, gravity potential, spring potential), J."""
+        t, w = self.tree, self._work
+        kinetic, gravity = mechanical_energy(t.mass, t.com_offset, t.inertia_com, w.C_IF, w.base,
+                                             w.omega, w.base_vel, self.gravity, w.vec)
+        spring = joint_torques(w.R_rel, self.v, self.spring_C_rel, t.stiffness, t.damping,
+                               self.stiffness_scale, self.damping_scale, 0.0, w.theta, w.tau)
+        return kinetic, gravity, spring
+
+    def energy(self) -> float:
+        """Total mechanical energy T + V_gravity + V_spring, J."""
+        return sum(self.energies())
+
+    @property
+    def energy_scale(self) -> float:
+        """m_total·|g|·H (DESIGN §8), J; the height H is the rest height of the tree."""
+        return float(self.tree.mass.sum() * np.linalg.norm(self.gravity) * self.tree.height)
+
+    def snapshot(self) -> Snapshot:
+        """A read-only copy of positions and energies for display."""
+        kinetic, gravity, spring = self.energies()
+        base, tip = self.base, self.tip
+        base.setflags(write=False)
+        tip.setflags(write=False)
+        return Snapshot(self.time, base, tip, kinetic, gravity + spring)

@@ -1,0 +1,279 @@
+"""Rotations: SO(3) exponential and logarithm, right Jacobian, unit quaternions.
+
+Every function is numba-compiled so that the per-step kernels can call it, and
+is callable from Python too. Rotation matrices map the rotated frame's
+coordinates to the reference frame's (``C_IF`` maps limb → inertial), and a
+rotation vector ``theta`` (rad) is the axis times the angle. Quaternions are
+``[w, x, y, z]`` with ``R(q ⊗ p) = R(q) R(p)``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+# Below this angle (rad) the closed forms lose digits; Taylor series are exact to round-off there.
+_SMALL = 1e-4
+# Above this angle (rad) log() takes the axis from the symmetric part, which stays accurate at π.
+_NEAR_PI = 3.0
+
+
+@njit(cache=True, nogil=True)
+def hat(w):
+    """The cross-product matrix w^× (3, 3) of a 3-vector w."""
+    out = np.empty((3, 3))
+    out[0, 0] = 0.0
+    out[0, 1] = -w[2]
+    out[0, 2] = w[1]
+    out[1, 0] = w[2]
+    out[1, 1] = 0.0
+    out[1, 2] = -w[0]
+    out[2, 0] = -w[1]
+    out[2, 1] = w[0]
+    out[2, 2] = 0.0
+    return out
+
+
+@njit(cache=True, nogil=True)
+def vee(S):
+    """The 3-vector of the skew part of S: (S − Sᵀ)/2 = vee(S)^×."""
+    out = np.empty(3)
+    out[0] = 0.5 * (S[2, 1] - S[1, 2])
+    out[1] = 0.5 * (S[0, 2] - S[2, 0])
+    out[2] = 0.5 * (S[1, 0] - S[0, 1])
+    return out
+
+
+@njit(cache=True, nogil=True)
+def exp(theta):
+    """Rotation matrix exp(theta^×) (3, 3) of a rotation vector theta (rad)."""
+    phi2 = theta[0] * theta[0] + theta[1] * theta[1] + theta[2] * theta[2]
+    phi = math.sqrt(phi2)
+    if phi < _SMALL:
+        a = 1.0 - phi2 / 6.0
+        b = 0.5 - phi2 / 24.0
+    else:
+        a = math.sin(phi) / phi
+        b = (1.0 - math.cos(phi)) / phi2
+    x, y, z = theta[0], theta[1], theta[2]
+    R = np.empty((3, 3))
+    R[0, 0] = 1.0 - b * (y * y + z * z)
+    R[1, 1] = 1.0 - b * (x * x + z * z)
+    R[2, 2] = 1.0 - b * (x * x + y * y)
+    R[0, 1] = -a * z + b * x * y
+    R[1, 0] = a * z + b * x * y
+    R[0, 2] = a * y + b * x * z
+    R[2, 0] = -a * y + b * x * z
+    R[1, 2] = -a * x + b * y * z
+    R[2, 1] = a * x + b * y * z
+    return R
+
+
+@njit(cache=True, nogil=True)
+def log(R):
+    """Rotation vector theta (rad, |theta| ≤ π) with exp(theta^×) = R, accurate near 0 and π."""
+    out = np.empty(3)
+    log_into(R, out)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def log_into(R, out):
+    """`log` writing into out (3,) without allocating."""
+    c = 0.5 * (R[0, 0] + R[1, 1] + R[2, 2] - 1.0)
+    w0 = 0.5 * (R[2, 1] - R[1, 2])
+    w1 = 0.5 * (R[0, 2] - R[2, 0])
+    w2 = 0.5 * (R[1, 0] - R[0, 1])
+    s = math.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
+    phi = math.atan2(s, c)
+    if phi < _NEAR_PI:
+        f = 1.0 + phi * phi / 6.0 if phi < _SMALL else phi / s  # phi / sin(phi)
+        out[0] = f * w0
+        out[1] = f * w1
+        out[2] = f * w2
+        return
+    # (R + Rᵀ)/2 − cos φ·1 = (1 − cos φ) a aᵀ: take the axis from its largest column.
+    k = 0
+    best = -1.0
+    for i in range(3):
+        if R[i, i] - c > best:
+            best = R[i, i] - c
+            k = i
+    norm = 0.0
+    for i in range(3):
+        out[i] = 0.5 * (R[i, k] + R[k, i]) - (c if i == k else 0.0)
+        norm += out[i] * out[i]
+    norm = math.sqrt(norm)
+    sign = 1.0 if out[0] * w0 + out[1] * w1 + out[2] * w2 >= 0.0 else -1.0
+    for i in range(3):
+        out[i] *= sign * phi / norm
+
+
+@njit(cache=True, nogil=True)
+def right_jacobian(theta):
+    """Right Jacobian J_r(theta) (3, 3): exp((θ + δ)^×) ≈ exp(θ^×) exp((J_r δ)^×)."""
+    phi2 = theta[0] * theta[0] + theta[1] * theta[1] + theta[2] * theta[2]
+    phi = math.sqrt(phi2)
+    if phi < _SMALL:
+        a = 0.5 - phi2 / 24.0
+        b = 1.0 / 6.0 - phi2 / 120.0
+    else:
+        a = (1.0 - math.cos(phi)) / phi2
+        b = (phi - math.sin(phi)) / (phi2 * phi)
+    T = hat(theta)
+    T2 = T @ T
+    out = np.eye(3)
+    for i in range(3):
+        for j in range(3):
+            out[i, j] += -a * T[i, j] + b * T2[i, j]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def right_jacobian_inverse(theta):
+    """Inverse right Jacobian J_r⁻¹(theta) (3, 3): θ̇ = J_r⁻¹(θ) ω for R(θ)̇ = R ω^×."""
+    phi2 = theta[0] * theta[0] + theta[1] * theta[1] + theta[2] * theta[2]
+    phi = math.sqrt(phi2)
+    if phi < _SMALL:
+        b = 1.0 / 12.0 + phi2 / 720.0
+    else:
+        b = 1.0 / phi2 - (1.0 + math.cos(phi)) / (2.0 * phi * math.sin(phi))
+    T = hat(theta)
+    T2 = T @ T
+    out = np.eye(3)
+    for i in range(3):
+        for j in range(3):
+            out[i, j] += 0.5 * T[i, j] + b * T2[i, j]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def quat_multiply(q, p):
+    """Hamilton product q ⊗ p of quaternions [w, x, y, z]."""
+    out = np.empty(4)
+    out[0] = q[0] * p[0] - q[1] * p[1] - q[2] * p[2] - q[3] * p[3]
+    out[1] = q[0] * p[1] + q[1] * p[0] + q[2] * p[3] - q[3] * p[2]
+    out[2] = q[0] * p[2] - q[1] * p[3] + q[2] * p[0] + q[3] * p[1]
+    out[3] = q[0] * p[3] + q[1] * p[2] - q[2] * p[1] + q[3] * p[0]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def quat_exp(theta):
+    """Unit quaternion of the rotation vector theta (rad)."""
+    phi = math.sqrt(theta[0] * theta[0] + theta[1] * theta[1] + theta[2] * theta[2])
+    out = np.empty(4)
+    if phi < _SMALL:
+        s = 0.5 - phi * phi / 48.0  # sin(φ/2)/φ
+        out[0] = 1.0 - phi * phi / 8.0
+    else:
+        s = math.sin(0.5 * phi) / phi
+        out[0] = math.cos(0.5 * phi)
+    out[1] = s * theta[0]
+    out[2] = s * theta[1]
+    out[3] = s * theta[2]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def quat_to_matrix(q):
+    """Rotation matrix (3, 3) of a quaternion [w, x, y, z]; q need not be unit (it is normalised)."""
+    R = np.empty((3, 3))
+    quat_to_matrix_into(q, R)
+    return R
+
+
+@njit(cache=True, nogil=True)
+def quat_to_matrix_into(q, R):
+    """`quat_to_matrix` writing into R (3, 3) without allocating."""
+    n = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]
+    s = 2.0 / n
+    w, x, y, z = q[0], q[1], q[2], q[3]
+    R[0, 0] = 1.0 - s * (y * y + z * z)
+    R[1, 1] = 1.0 - s * (x * x + z * z)
+    R[2, 2] = 1.0 - s * (x * x + y * y)
+    R[0, 1] = s * (x * y - w * z)
+    R[1, 0] = s * (x * y + w * z)
+    R[0, 2] = s * (x * z + w * y)
+    R[2, 0] = s * (x * z - w * y)
+    R[1, 2] = s * (y * z - w * x)
+    R[2, 1] = s * (y * z + w * x)
+
+
+@njit(cache=True, nogil=True)
+def quat_advance(q, theta):
+    """q ← normalise(q ⊗ exp_q(theta)) in place: rotate a joint by theta (rad) in its own axes."""
+    phi = math.sqrt(theta[0] * theta[0] + theta[1] * theta[1] + theta[2] * theta[2])
+    if phi < _SMALL:
+        s = 0.5 - phi * phi / 48.0
+        pw = 1.0 - phi * phi / 8.0
+    else:
+        s = math.sin(0.5 * phi) / phi
+        pw = math.cos(0.5 * phi)
+    px, py, pz = s * theta[0], s * theta[1], s * theta[2]
+    w = q[0] * pw - q[1] * px - q[2] * py - q[3] * pz
+    x = q[0] * px + q[1] * pw + q[2] * pz - q[3] * py
+    y = q[0] * py - q[1] * pz + q[2] * pw + q[3] * px
+    z = q[0] * pz + q[1] * py - q[2] * px + q[3] * pw
+    n = 1.0 / math.sqrt(w * w + x * x + y * y + z * z)
+    q[0] = w * n
+    q[1] = x * n
+    q[2] = y * n
+    q[3] = z * n
+
+
+@njit(cache=True, nogil=True)
+def quat_from_matrix(R):
+    """Unit quaternion [w, x, y, z] (w ≥ 0) of a rotation matrix (Shepperd's method)."""
+    tr = R[0, 0] + R[1, 1] + R[2, 2]
+    q = np.empty(4)
+    if tr >= R[0, 0] and tr >= R[1, 1] and tr >= R[2, 2]:
+        s = 2.0 * math.sqrt(1.0 + tr)
+        q[0] = 0.25 * s
+        q[1] = (R[2, 1] - R[1, 2]) / s
+        q[2] = (R[0, 2] - R[2, 0]) / s
+        q[3] = (R[1, 0] - R[0, 1]) / s
+    elif R[0, 0] >= R[1, 1] and R[0, 0] >= R[2, 2]:
+        s = 2.0 * math.sqrt(1.0 + R[0, 0] - R[1, 1] - R[2, 2])
+        q[0] = (R[2, 1] - R[1, 2]) / s
+        q[1] = 0.25 * s
+        q[2] = (R[0, 1] + R[1, 0]) / s
+        q[3] = (R[0, 2] + R[2, 0]) / s
+    elif R[1, 1] >= R[2, 2]:
+        s = 2.0 * math.sqrt(1.0 + R[1, 1] - R[0, 0] - R[2, 2])
+        q[0] = (R[0, 2] - R[2, 0]) / s
+        q[1] = (R[0, 1] + R[1, 0]) / s
+        q[2] = 0.25 * s
+        q[3] = (R[1, 2] + R[2, 1]) / s
+    else:
+        s = 2.0 * math.sqrt(1.0 + R[2, 2] - R[0, 0] - R[1, 1])
+        q[0] = (R[1, 0] - R[0, 1]) / s
+        q[1] = (R[0, 2] + R[2, 0]) / s
+        q[2] = (R[1, 2] + R[2, 1]) / s
+        q[3] = 0.25 * s
+    if q[0] < 0.0:
+        for i in range(4):
+            q[i] = -q[i]
+    return q
+
+
+@njit(cache=True, nogil=True)
+def exp_many(thetas):
+    """Rotation matrices (N, 3, 3) of N rotation vectors (N, 3) rad."""
+    n = thetas.shape[0]
+    out = np.empty((n, 3, 3))
+    for i in range(n):
+        out[i] = exp(thetas[i])
+    return out
+
+
+@njit(cache=True, nogil=True)
+def log_many(Rs):
+    """Rotation vectors (N, 3) rad of N rotation matrices (N, 3, 3)."""
+    n = Rs.shape[0]
+    out = np.empty((n, 3))
+    for i in range(n):
+        out[i] = log(Rs[i])
+    return out
