@@ -20,7 +20,7 @@ makes the articulated inertia passed to the parent a full 6×6 matrix.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from .kernel import kernel
 
 from . import linalg3 as la
 from .joints import gravity_stiffness_psd
@@ -57,7 +57,7 @@ class Workspace:
         self.vec = np.zeros((8, 3))
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def forward_kinematics(parent, base_offset, q, v, R_rel, C_IF, base, omega, base_vel, omega_rel):
     """Outward pass: poses and velocities of every limb from the joint state.
 
@@ -90,7 +90,7 @@ def forward_kinematics(parent, base_offset, q, v, R_rel, C_IF, base, omega, base
             omega[i, r] = omega[p, r] + omega_rel[i, r]
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def articulated_accelerations(parent, mass, com_offset, inertia_base, stiffness, damping,
                               C_IF, base, omega, omega_rel, tau, gravity, ext_force, ext_torque,
                               armature_k, armature_c, gravity_theta_h,
@@ -271,7 +271,7 @@ def articulated_accelerations(parent, mass, com_offset, inertia_base, stiffness,
         la.matvec_t(C_IF[i], Du, vdot[i])
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def mechanical_energy(mass, com_offset, inertia_com, C_IF, base, omega, base_vel, gravity, vec):
     """Kinetic energy T and gravity's potential V_g = −Σ m g·r_com, J (after forward_kinematics)."""
     kinetic = 0.0
@@ -292,7 +292,7 @@ def mechanical_energy(mass, com_offset, inertia_com, C_IF, base, omega, base_vel
     return kinetic, potential
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def subtree_gravity_moments(parent, mass, com_offset, C_IF, base, gravity, sub_m, sub_h, out):
     """Moment of each subtree's weight about its joint, N m, in the child's axes (N, 3).
 

@@ -3,8 +3,13 @@
 numba on the reference machine has no vector maths library (SVML), so
 ``math.cos`` inside a loop stays a scalar library call and a field of
 10,000 points × 64 modes costs ~6.7 ms (FACTS, "Wind field cost"). The
-cosine below is branch-free arithmetic (a floor, a select and a polynomial),
-which LLVM turns into SIMD code inside such loops.
+cosine below is branch-free arithmetic (a rounding, an absolute value and a
+polynomial), which LLVM turns into SIMD code inside such loops.
+
+The argument is in turns (1 turn = 2π rad): the range reduction is then the
+exact subtraction ``a − rint(a)``, with no rounded 2π in it. Use ``math.floor``
+nowhere here: numba returns an int from it, and the float → int → float round
+trip makes the loop ~1.7× slower.
 """
 
 from __future__ import annotations
@@ -16,38 +21,40 @@ from numba import njit
 
 TWO_PI = 2.0 * math.pi
 INV_TWO_PI = 1.0 / TWO_PI
-HALF_PI = 0.5 * math.pi
 
-# Taylor coefficients (-1)^n / (2n)! of cos t in powers of t², n = 0 … 7.
-# On |t| ≤ π/2 the first omitted term, (π/2)^16 / 16! = 6.6e-11, bounds the
-# truncation error (an alternating series with decreasing terms).
-COS_TAYLOR = np.array([(-1.0) ** n / math.factorial(2 * n) for n in range(8)])
-_C0, _C1, _C2, _C3, _C4, _C5, _C6, _C7 = (float(c) for c in COS_TAYLOR)
+# Taylor coefficients of sin(2π s) in odd powers s^(2n+1), n = 0 … 7:
+# (−1)^n (2π)^(2n+1) / (2n+1)!. On |s| ≤ 1/4 (|2πs| ≤ π/2) the first omitted
+# term, (π/2)^17 / 17! = 6.0e-12, bounds the truncation error (alternating
+# series with decreasing terms).
+SIN_TURNS_TAYLOR = np.array([(-1.0) ** n * TWO_PI ** (2 * n + 1) / math.factorial(2 * n + 1)
+                             for n in range(8)])
+_S0, _S1, _S2, _S3, _S4, _S5, _S6, _S7 = (float(c) for c in SIN_TURNS_TAYLOR)
+
+
+@njit(cache=True, nogil=True, fastmath=True, inline="always")
+def cos_turns(a):
+    """cos(2π a) for a finite a (turns), |error| ≤ 1e-11.
+
+    With r = a − rint(a) ∈ [−1/2, 1/2] (exact), cos(2π r) = sin(2π s) for
+    s = 1/4 − |r| ∈ [−1/4, 1/4], an odd polynomial of degree 15 in s.
+    """
+    s = 0.25 - abs(a - np.rint(a))
+    s2 = s * s
+    poly = _S7
+    poly = poly * s2 + _S6
+    poly = poly * s2 + _S5
+    poly = poly * s2 + _S4
+    poly = poly * s2 + _S3
+    poly = poly * s2 + _S2
+    poly = poly * s2 + _S1
+    poly = poly * s2 + _S0
+    return poly * s
 
 
 @njit(cache=True, nogil=True, fastmath=True, inline="always")
 def fast_cos(x):
-    """cos x for a finite x (rad), to |error| ≤ 1e-10 for |x| ≤ 1e4.
+    """cos x for a finite x (rad): `cos_turns` of x/2π.
 
-    Range reduction r = x − 2π·round(x/2π) puts r in [−π, π]; its error grows
-    like |x|·1e-16 (≈1e-12 at |x| = 1e4), so no extended-precision split of 2π
-    is needed at the arguments the wind field produces. Then cos r = ±cos t
-    with t = |r| folded into [0, π/2] (cos(π − t) = −cos t), and cos t is its
-    Taylor polynomial of degree 14.
+    The conversion adds an error of about |x|·1e-16 (≈1e-12 at |x| = 1e4).
     """
-    r = x - TWO_PI * math.floor(x * INV_TWO_PI + 0.5)
-    t = abs(r)
-    sign = 1.0
-    if t > HALF_PI:
-        t = math.pi - t
-        sign = -1.0
-    t2 = t * t
-    poly = _C7
-    poly = poly * t2 + _C6
-    poly = poly * t2 + _C5
-    poly = poly * t2 + _C4
-    poly = poly * t2 + _C3
-    poly = poly * t2 + _C2
-    poly = poly * t2 + _C1
-    poly = poly * t2 + _C0
-    return sign * poly
+    return cos_turns(x * INV_TWO_PI)

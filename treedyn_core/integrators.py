@@ -17,14 +17,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from .kernel import kernel
 
 from .articulated import articulated_accelerations, forward_kinematics
 from .joints import spring_torque
 from .so3 import quat_advance
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def joint_torques(R_rel, v, spring_C_rel, stiffness, damping, k_scale, c_scale, implicit_kv,
                   theta, tau):
     """Spring + damper torques (N, 3), N m, child axes; minus implicit_kv·K v (the θh K v of
@@ -39,7 +39,7 @@ def joint_torques(R_rel, v, spring_C_rel, stiffness, damping, k_scale, c_scale, 
     return energy
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _accelerations(model, q, v, ext_force, ext_torque, k_scale, c_scale, implicit_h, w):
     """Joint accelerations of state (q, v) into w.vdot; implicit_h = θh (0: explicit)."""
     (parent, base_offset, mass, com_offset, inertia_base, stiffness, damping, spring_C_rel,
@@ -57,7 +57,7 @@ def _accelerations(model, q, v, ext_force, ext_torque, k_scale, c_scale, implici
                               sub_m, sub_h, tmp, vec, vdot)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _first_non_finite(v):
     for i in range(v.shape[0]):
         for r in range(3):
@@ -66,7 +66,7 @@ def _first_non_finite(v):
     return -1
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def implicit_steps(n_steps, h, theta_m, model, q, v, ext_force, ext_torque, k_scale, c_scale, w,
                    step_rot):
     """Advance (q, v) in place by n_steps θ-method steps of h seconds.
@@ -87,7 +87,7 @@ def implicit_steps(n_steps, h, theta_m, model, q, v, ext_force, ext_torque, k_sc
     return n_steps, -1
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _quat_rate(q, v, out):
     """out = ½ q ⊗ (0, v): the joint quaternion's time derivative."""
     out[0] = 0.5 * (-q[1] * v[0] - q[2] * v[1] - q[3] * v[2])
@@ -96,7 +96,7 @@ def _quat_rate(q, v, out):
     out[3] = 0.5 * (q[0] * v[2] + q[1] * v[1] - q[2] * v[0])
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def rk4_steps(n_steps, h, model, q, v, ext_force, ext_torque, k_scale, c_scale, w, stages):
     """Advance (q, v) in place by n_steps classical RK4 steps of h seconds.
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
+from .kernel import kernel
 
 from . import so3
 from .so3 import _SMALL
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def spring_torque(R_rel, C_spring, K, k_scale, theta, tau):
     """Spring torque and energy of one joint.
 
@@ -50,7 +50,7 @@ def spring_torque(R_rel, C_spring, K, k_scale, theta, tau):
     return 0.5 * (theta[0] * y0 + theta[1] * y1 + theta[2] * y2)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def error_rotation_vector(R_rel, C_spring, theta):
     """theta = log(E)^∨, E = C_springᵀ R_rel (rad), from E's trace and skew part, no buffer."""
     E00 = C_spring[0, 0] * R_rel[0, 0] + C_spring[1, 0] * R_rel[1, 0] + C_spring[2, 0] * R_rel[2, 0]
@@ -92,7 +92,7 @@ def error_rotation_vector(R_rel, C_spring, theta):
     theta[2] = f * a2
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def gravity_stiffness_psd(mass, rho, g, out):
     """Positive-semidefinite part of a rigid subtree's gravity stiffness about its joint.
 
@@ -106,40 +106,34 @@ def gravity_stiffness_psd(mass, rho, g, out):
     """
     gn = math.sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2])
     rn = math.sqrt(rho[0] * rho[0] + rho[1] * rho[1] + rho[2] * rho[2])
-    for i in range(3):
-        for j in range(3):
-            out[i, j] = 0.0
     if gn == 0.0 or rn == 0.0 or mass == 0.0:
+        for i in range(3):
+            for j in range(3):
+                out[i, j] = 0.0
         return
     scale = mass * gn * rn
     a0, a1, a2 = g[0] / gn, g[1] / gn, g[2] / gn
     b0, b1, b2 = rho[0] / rn, rho[1] / rn, rho[2] / rn
     c = a0 * b0 + a1 * b1 + a2 * b2
-    # K_g / scale = c 1 − (a bᵀ + b aᵀ)/2
-    av = (a0, a1, a2)
-    bv = (b0, b1, b2)
-    for i in range(3):
-        for j in range(3):
-            out[i, j] = -0.5 * (av[i] * bv[j] + bv[i] * av[j])
-        out[i, i] += c
     if c >= 0.0:
-        # Only the a + b direction is negative: subtract λ2 e2 e2ᵀ, |a + b|² = 2(1 + c).
-        lam_over = 0.5 * (c - 1.0) / (2.0 * (1.0 + c))
-        e = (a0 + b0, a1 + b1, a2 + b2)
-        for i in range(3):
-            for j in range(3):
-                out[i, j] -= lam_over * e[i] * e[j]
+        # K_g/scale = c 1 − (a bᵀ + b aᵀ)/2 less its one negative part λ2 e eᵀ along
+        # e = a + b, |e|² = 2(1 + c), λ2 = (c − 1)/2.
+        f = 0.5 * (c - 1.0) / (2.0 * (1.0 + c))
+        e0, e1, e2 = a0 + b0, a1 + b1, a2 + b2
+        out[0, 0] = scale * (c - a0 * b0 - f * e0 * e0)
+        out[1, 1] = scale * (c - a1 * b1 - f * e1 * e1)
+        out[2, 2] = scale * (c - a2 * b2 - f * e2 * e2)
+        out[0, 1] = out[1, 0] = scale * (-0.5 * (a0 * b1 + b0 * a1) - f * e0 * e1)
+        out[0, 2] = out[2, 0] = scale * (-0.5 * (a0 * b2 + b0 * a2) - f * e0 * e2)
+        out[1, 2] = out[2, 1] = scale * (-0.5 * (a1 * b2 + b1 * a2) - f * e1 * e2)
     else:
-        # a + b and a × b are negative; together with a − b they span R³, so the PSD part is
-        # λ1 e1 e1ᵀ with e1 = (a − b)/|a − b|, |a − b|² = 2(1 − c).
-        for i in range(3):
-            for j in range(3):
-                out[i, j] = 0.0
-        lam_over = 0.5 * (1.0 + c) / (2.0 * (1.0 - c))
-        e = (a0 - b0, a1 - b1, a2 - b2)
-        for i in range(3):
-            for j in range(3):
-                out[i, j] = lam_over * e[i] * e[j]
-    for i in range(3):
-        for j in range(3):
-            out[i, j] *= scale
+        # a + b and a × b are negative; the PSD part is λ1 e eᵀ along e = a − b,
+        # |e|² = 2(1 − c), λ1 = (1 + c)/2.
+        f = scale * 0.5 * (1.0 + c) / (2.0 * (1.0 - c))
+        e0, e1, e2 = a0 - b0, a1 - b1, a2 - b2
+        out[0, 0] = f * e0 * e0
+        out[1, 1] = f * e1 * e1
+        out[2, 2] = f * e2 * e2
+        out[0, 1] = out[1, 0] = f * e0 * e1
+        out[0, 2] = out[2, 0] = f * e0 * e2
+        out[1, 2] = out[2, 1] = f * e1 * e2

@@ -197,9 +197,11 @@ class _Reader:
     def _key(self, node: yaml.Node, path: str) -> str:
         if node.tag == "tag:yaml.org,2002:merge":
             self.fail(node, path, "YAML merge keys (<<) are not supported")
-        key = self._scalar(node, path) if isinstance(node, yaml.ScalarNode) else None
+        if not isinstance(node, yaml.ScalarNode):
+            self.fail(node, path, "a key must be a name, not a list or a mapping")
+        key = self._scalar(node, path)
         if not isinstance(key, str):
-            self.fail(node, path, "a key must be a name (text)")
+            self.fail(node, path, f"a key must be a name (text), got {_show(key)}")
         return key
 
     def _scalar(self, node: yaml.Node, path: str) -> Any:
@@ -592,7 +594,9 @@ def _check_acyclic(limbs: list[dict], parents: list[int | None], where: _Where) 
         while i is not None and not reaches_root[i]:
             if i in on_chain:
                 cycle = chain[chain.index(i):]
-                names = " -> ".join(repr(limbs[j]["name"]) for j in cycle + [i])
+                first = cycle.index(min(cycle))
+                cycle = cycle[first:] + cycle[:first]
+                names = " -> ".join(repr(limbs[j]["name"]) for j in cycle + cycle[:1])
                 where.fail(f"tree.limbs[{min(cycle)}].parent",
                            f"parent cycle {names} (no root among them)")
             chain.append(i)
@@ -600,3 +604,301 @@ def _check_acyclic(limbs: list[dict], parents: list[int | None], where: _Where) 
             i = parents[i]
         for j in chain:
             reaches_root[j] = True
+
+
+def _check_initial_state(data: dict, where: _Where) -> None:
+    """One entry per limb; with explicit limbs, only limbs that exist."""
+    limbs = data["tree"].get("limbs")
+    index = {limb["name"]: i for i, limb in enumerate(limbs)} if limbs else None
+    seen: dict[str, int] = {}
+    for j, entry in enumerate(data["initial_state"]):
+        name, path = entry["limb"], f"initial_state[{j}].limb"
+        if index is not None and name not in index:
+            where.fail(path, _no_such_limb(name, index))
+        if name in seen:
+            where.fail(path, f"limb {name!r} already has an entry (initial_state[{seen[name]}])")
+        seen[name] = j
+
+
+def _check_prestress(data: dict, where: _Where) -> None:
+    """With prestress, the spring rest rotations are computed, never given (DESIGN §6)."""
+    if not data["simulation"]["prestress"]:
+        return
+    for i, limb in enumerate(data["tree"]["limbs"]):
+        if limb["spring_rest_rotation_deg"] is not None:
+            where.fail(f"tree.limbs[{i}].spring_rest_rotation_deg",
+                       "must be null when simulation.prestress is true (prestress computes "
+                       "the spring rest rotations)")
+
+
+# --------------------------------------------------------------------------- presets
+
+@dataclass
+class Preset:
+    """A validated preset and where it came from.
+
+    Attributes
+    ----------
+    data : dict
+        The complete preset (see `validate`).
+    path : Path or None
+        The file it was read from.
+    marks : dict
+        Key path → 1-based line, for every key read from the file (and every
+        mapping inside a list, such as ``tree.limbs[3]``).
+    filename : str
+        Names the source in error messages: the file's base name, or ``<string>``.
+    """
+
+    data: dict
+    path: Path | None = None
+    marks: dict[str, int] = field(default_factory=dict)
+    filename: str = "<string>"
+
+    @property
+    def name(self) -> str:
+        return self.data["name"]
+
+    def error(self, key_path: str, message: str) -> PresetError:
+        """A `PresetError` ``FILE:LINE: KEYPATH: message`` for a later stage to raise.
+
+        The line is that of `key_path`, or of the nearest enclosing key read
+        from the file; it is left out when neither was in the file.
+        """
+        return _error(self.filename, self.marks, key_path, message)
+
+
+def parse_preset(text: str, filename: str = "<string>", path: str | os.PathLike | None = None
+                 ) -> Preset:
+    """Read and validate a preset from YAML text.
+
+    A preset without ``name`` is named after its file's stem (``Untitled
+    tree`` when `filename` is not a file name, such as ``<string>``).
+    """
+    raw, marks = _read_yaml(text, filename)
+    if "name" not in raw and not filename.startswith("<"):
+        raw["name"] = Path(filename).stem
+    return Preset(validate(raw, filename, marks), Path(path) if path is not None else None,
+                  marks, filename)
+
+
+def load_preset(source: str | os.PathLike) -> Preset:
+    """Load a preset from a file path or a shipped preset's name (``young_oak``)."""
+    path = resolve_preset(source)
+    return parse_preset(_read_text(path), path.name, path)
+
+
+def _read_text(path: Path) -> str:
+    """The text of a preset file, refusing binary and non-UTF-8 files."""
+    try:
+        blob = path.read_bytes()
+    except OSError as exc:
+        raise PresetError(f"{path}: cannot read the file: {exc.strerror or exc}") from None
+    if b"\0" in blob:
+        raise PresetError(f"{path.name}: not a text file (it contains NUL bytes)")
+    try:
+        return blob.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = blob.count(b"\n", 0, exc.start) + 1
+        raise PresetError(f"{path.name}:{line}: not a UTF-8 text file "
+                          f"(byte 0x{blob[exc.start]:02x})") from None
+
+
+def _shipped_folder() -> Path:
+    """The folder of the presets shipped in the ``assets`` package."""
+    return Path(str(resources.files("assets") / "presets"))
+
+
+def shipped_presets() -> dict[str, Path]:
+    """Name → file of every shipped preset, sorted by name."""
+    folder = _shipped_folder()
+    if not folder.is_dir():
+        return {}
+    return dict(sorted((path.stem, path) for path in folder.glob("*.yaml")))
+
+
+def resolve_preset(source: str | os.PathLike) -> Path:
+    """The file a preset argument names: an existing file, else a shipped preset."""
+    path = Path(source)
+    if path.is_file():
+        return path
+    shipped = shipped_presets()
+    if os.fspath(source) in shipped:
+        return shipped[os.fspath(source)]
+    if path.is_dir():
+        raise PresetError(f"{source}: is a folder, not a preset file")
+    if path.exists():
+        return path
+    near = _suggest(os.fspath(source), shipped)
+    hint = f"did you mean '{near}'? " if near else ""
+    names = ", ".join(shipped) or "none installed"
+    raise PresetError(_one_line(f"{source}: no such file, and no shipped preset of that name "
+                                f"({hint}shipped presets: {names})"))
+
+
+# --------------------------------------------------------------------------- saving
+
+def _styled(value: Any) -> Any:
+    """`value` with lists of scalars and mappings inside lists marked for flow style."""
+    if isinstance(value, dict):
+        return {key: _styled(item) for key, item in value.items()}
+    if not isinstance(value, list):
+        return value
+    if not any(isinstance(item, (list, dict)) for item in value):
+        return _FlowList(value)
+    return [_FlowMap(_styled(item)) if isinstance(item, dict) else _styled(item)
+            for item in value]
+
+
+def _write_preset(data: dict, stream) -> None:
+    """Write `data` (validated) as YAML: header, block mappings, one limb per line."""
+    stream.write(HEADER)
+    yaml.dump(_styled(data), stream, Dumper=_Dumper, default_flow_style=False,
+              sort_keys=False, allow_unicode=True, width=_NO_WRAP)
+
+
+def save_preset(data: dict, path: str | os.PathLike) -> None:
+    """Write a complete preset (every key, schema order) to `path`, atomically.
+
+    The text goes to a temporary file in the same folder, is synced to disk,
+    then renamed over `path`; on any failure the temporary file is removed and
+    a previous file at `path` is left as it was. A preset that does not
+    validate is refused (PresetError); an OSError becomes a TreedynError
+    naming the path.
+    """
+    target = Path(path)
+    data = validate(data, target.name)
+    temporary = None
+    try:
+        with tempfile.NamedTemporaryFile("w", encoding="utf-8", newline="\n", dir=target.parent,
+                                         prefix=f".{target.name}.", suffix=".tmp",
+                                         delete=False) as stream:
+            temporary = stream.name
+            _write_preset(data, stream)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.chmod(temporary, _file_mode(target))
+        os.replace(temporary, target)
+    except OSError as exc:
+        _discard(temporary)
+        raise TreedynError(_one_line(f"cannot save the preset to {target}: "
+                                     f"{exc.strerror or exc}")) from exc
+    except BaseException:
+        _discard(temporary)
+        raise
+
+
+def _file_mode(target: Path) -> int:
+    """Permissions for the saved file: those of the file it replaces, else rw-r--r--."""
+    try:
+        return stat.S_IMODE(target.stat().st_mode)
+    except OSError:
+        return 0o644
+
+
+def _discard(temporary: str | None) -> None:
+    """Remove a temporary file if it is still there."""
+    if temporary is not None:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+
+
+# --------------------------------------------------------------------------- overrides
+
+def apply_overrides(data: dict, assignments: list[str], source: str = "--set") -> dict:
+    """A new validated preset with ``KEY=VALUE`` assignments applied in order.
+
+    KEY is a key path (``wind.speed``, ``tree.generator.trunk.length``,
+    ``tree.limbs[2].stiffness``); VALUE is read as YAML (``12``, ``[0, 0, 1]``,
+    ``true``, ``rk4``); a mapping replaces the whole section it names. Each
+    assignment is validated as it is applied, and its errors start with
+    ``SOURCE KEY=VALUE`` instead of the file and line. `data` is not modified.
+    """
+    result = validate(data, source)  # a fresh copy: validate builds new containers
+    for assignment in assignments:
+        origin = f"{source} {assignment}"
+        key, equals, text = assignment.partition("=")
+        if not equals:
+            raise PresetError(_one_line(f"{origin}: expected KEY=VALUE, "
+                                        f"e.g. {source} wind.speed=12"))
+        key = key.strip()
+        _assign(result, _parse_key(key, origin), _parse_value(text, key, origin), origin)
+        result = validate(result, origin)
+    return result
+
+
+def _parse_key(key: str, origin: str) -> list[tuple[str, int | None]]:
+    """``tree.limbs[2].stiffness`` → ``[("tree", None), ("limbs", 2), ("stiffness", None)]``."""
+    matches = [_KEY_PART.fullmatch(part) for part in key.split(".")]
+    if not all(matches):
+        raise PresetError(_one_line(f"{origin}: bad key {key!r} (write a key path such as "
+                                    "wind.speed or tree.limbs[2].stiffness)"))
+    return [(m.group(1), int(m.group(2)) if m.group(2) else None) for m in matches]
+
+
+def _key_text(parts: list[tuple[str, int | None]]) -> str:
+    """The inverse of `_parse_key`."""
+    return ".".join(name if index is None else f"{name}[{index}]" for name, index in parts)
+
+
+def _parse_value(text: str, key: str, origin: str) -> Any:
+    """The YAML value of an assignment."""
+    try:
+        return yaml.load(text, Loader=_Loader)
+    except (yaml.YAMLError, ValueError) as exc:
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise PresetError(_one_line(f"{origin}: {key}: cannot read the value as YAML: "
+                                    f"{problem}")) from None
+
+
+def _assign(data: dict, parts: list[tuple[str, int | None]], value: Any, origin: str) -> None:
+    """Set the key `parts` of `data` to `value`, checking the key against the schema."""
+    table, node = schema.PRESET, data
+    for depth, (key, index) in enumerate(parts):
+        if key not in table:
+            raise _unknown_override(parts, depth, table, origin)
+        spec, path = table[key], _key_text(parts[:depth] + [(key, None)])
+        last = depth == len(parts) - 1
+        if index is not None:
+            items = _override_list(node.get(key), spec, path, index, origin)
+            if last:
+                items[index] = value
+                return
+            node, table = items[index], _ITEM_TABLES[spec.kind]
+        elif last:
+            node[key] = value
+            return
+        elif isinstance(spec, dict):
+            node, table = node.setdefault(key, {}), spec
+        else:
+            problem = (f"is a list: give an index, e.g. {path}[0]" if spec.kind in _ITEM_TABLES
+                       else "is a single value, not a section")
+            raise PresetError(_one_line(f"{origin}: {path}: {problem}"))
+
+
+def _override_list(items: list | None, spec: Field | dict, path: str, index: int,
+                   origin: str) -> list:
+    """The list an indexed key (``tree.limbs[2]``) points into, checking the index."""
+    if not isinstance(spec, Field) or spec.kind not in _ITEM_TABLES:
+        raise PresetError(_one_line(f"{origin}: {path}: is not a list and takes no index"))
+    if items is None:
+        raise PresetError(_one_line(f"{origin}: {path}: this preset has none"))
+    if index >= len(items):
+        raise PresetError(_one_line(f"{origin}: {path}[{index}]: no such entry "
+                                    f"({path} has {len(items)})"))
+    return items
+
+
+def _unknown_override(parts: list[tuple[str, int | None]], depth: int, table: dict,
+                      origin: str) -> PresetError:
+    """``unknown key 'wind.sped' (did you mean 'wind.speed'?)``."""
+    near = _suggest(parts[depth][0], table)
+    if near:
+        fixed = parts[:depth] + [(near, parts[depth][1])] + parts[depth + 1:]
+        hint = f"did you mean '{_key_text(fixed)}'?"
+    else:
+        where = f"keys of {_key_text(parts[:depth])}" if depth else "top-level keys"
+        hint = f"{where}: {', '.join(table)}"
+    return PresetError(_one_line(f"{origin}: unknown key '{_key_text(parts)}' ({hint})"))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from .kernel import kernel
 
 from . import so3
 from .articulated import forward_kinematics, subtree_gravity_moments
@@ -22,7 +22,7 @@ _MAX_ITERATIONS = 100
 _TOLERANCE = 1e-15  # rad, relative to |θ| + 1e-300
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _solve_spring_rotations(G, K, theta, status):
     """theta (N, 3) with J_r(θ)⁻ᵀ K θ = G per joint; status[i] = 0 ok, 1 no stiffness, 2 no
     convergence or |θ| beyond π/2 (a spring too soft to hold its subtree up)."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from .kernel import kernel
 
 # Below this angle (rad) the closed forms lose digits; Taylor series are exact to round-off there.
 _SMALL = 1e-4
@@ -20,7 +20,7 @@ _SMALL = 1e-4
 _NEAR_PI = 3.0
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def hat(w):
     """The cross-product matrix w^× (3, 3) of a 3-vector w."""
     out = np.empty((3, 3))
@@ -36,7 +36,7 @@ def hat(w):
     return out
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def vee(S):
     """The 3-vector of the skew part of S: (S − Sᵀ)/2 = vee(S)^×."""
     out = np.empty(3)
@@ -46,7 +46,7 @@ def vee(S):
     return out
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def exp(theta):
     """Rotation matrix exp(theta^×) (3, 3) of a rotation vector theta (rad)."""
     phi2 = theta[0] * theta[0] + theta[1] * theta[1] + theta[2] * theta[2]
@@ -71,7 +71,7 @@ def exp(theta):
     return R
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def log(R):
     """Rotation vector theta (rad, |theta| ≤ π) with exp(theta^×) = R, accurate near 0 and π."""
     out = np.empty(3)
@@ -79,7 +79,7 @@ def log(R):
     return out
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def log_into(R, out):
     """`log` writing into out (3,) without allocating."""
     c = 0.5 * (R[0, 0] + R[1, 1] + R[2, 2] - 1.0)
@@ -111,7 +111,7 @@ def log_into(R, out):
         out[i] *= sign * phi / norm
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def right_jacobian(theta):
     """Right Jacobian J_r(theta) (3, 3): exp((θ + δ)^×) ≈ exp(θ^×) exp((J_r δ)^×)."""
     phi2 = theta[0] * theta[0] + theta[1] * theta[1] + theta[2] * theta[2]
@@ -131,7 +131,7 @@ def right_jacobian(theta):
     return out
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def right_jacobian_inverse(theta):
     """Inverse right Jacobian J_r⁻¹(theta) (3, 3): θ̇ = J_r⁻¹(θ) ω for R(θ)̇ = R ω^×."""
     phi2 = theta[0] * theta[0] + theta[1] * theta[1] + theta[2] * theta[2]
@@ -149,7 +149,7 @@ def right_jacobian_inverse(theta):
     return out
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def quat_multiply(q, p):
     """Hamilton product q ⊗ p of quaternions [w, x, y, z]."""
     out = np.empty(4)
@@ -160,7 +160,7 @@ def quat_multiply(q, p):
     return out
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def quat_exp(theta):
     """Unit quaternion of the rotation vector theta (rad)."""
     phi = math.sqrt(theta[0] * theta[0] + theta[1] * theta[1] + theta[2] * theta[2])
@@ -177,7 +177,7 @@ def quat_exp(theta):
     return out
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def quat_to_matrix(q):
     """Rotation matrix (3, 3) of a quaternion [w, x, y, z]; q need not be unit (it is normalised)."""
     R = np.empty((3, 3))
@@ -185,7 +185,7 @@ def quat_to_matrix(q):
     return R
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def quat_to_matrix_into(q, R):
     """`quat_to_matrix` writing into R (3, 3) without allocating."""
     n = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]
@@ -202,7 +202,7 @@ def quat_to_matrix_into(q, R):
     R[2, 1] = s * (y * z + w * x)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def quat_advance(q, theta):
     """q ← normalise(q ⊗ exp_q(theta)) in place: rotate a joint by theta (rad) in its own axes."""
     phi = math.sqrt(theta[0] * theta[0] + theta[1] * theta[1] + theta[2] * theta[2])
@@ -224,7 +224,7 @@ def quat_advance(q, theta):
     q[3] = z * n
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def quat_from_matrix(R):
     """Unit quaternion [w, x, y, z] (w ≥ 0) of a rotation matrix (Shepperd's method)."""
     tr = R[0, 0] + R[1, 1] + R[2, 2]
@@ -259,7 +259,7 @@ def quat_from_matrix(R):
     return q
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def exp_many(thetas):
     """Rotation matrices (N, 3, 3) of N rotation vectors (N, 3) rad."""
     n = thetas.shape[0]
@@ -269,7 +269,7 @@ def exp_many(thetas):
     return out
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def log_many(Rs):
     """Rotation vectors (N, 3) rad of N rotation matrices (N, 3, 3)."""
     n = Rs.shape[0]

@@ -36,7 +36,7 @@ import numpy as np
 from numba import njit
 
 from .errors import TreedynError
-from .fastmath import TWO_PI, fast_cos
+from .fastmath import INV_TWO_PI, TWO_PI, cos_turns
 from .schema import WIND
 
 # Ratios of the crosswind and vertical to the along-wind standard deviation (DESIGN §5).
@@ -215,8 +215,10 @@ def wind_velocity(points, state, reference_height, profile_exponent, mode_k, mod
     sigma_u = state[INTENSITY] * speed
     advection = state[ADVECTION]
 
-    # Per mode, in inertial axes: wavevector R k, amplitude vector R σ∘a, and the
-    # phase offset φ − k_x Ξ reduced to [0, 2π) so the cosine's argument stays small.
+    # Per mode, in inertial axes: wavevector R k and amplitude vector R σ∘a; the
+    # wavevector in turns/m and the phase offset φ − k_x Ξ in turns, reduced to
+    # [−1/2, 1/2] so that the cosine's argument stays small however far the
+    # pattern has travelled.
     k_x = work[0]
     k_y = work[1]
     k_z = work[2]
@@ -225,11 +227,11 @@ def wind_velocity(points, state, reference_height, profile_exponent, mode_k, mod
     amp_y = work[5]
     amp_z = work[6]
     for j in range(mode_phase.shape[0]):
-        k_x[j] = c * mode_k[0, j] - s * mode_k[1, j]
-        k_y[j] = s * mode_k[0, j] + c * mode_k[1, j]
-        k_z[j] = mode_k[2, j]
-        phase = mode_phase[j] - mode_k[0, j] * advection
-        offset[j] = phase - TWO_PI * math.floor(phase / TWO_PI)
+        k_x[j] = INV_TWO_PI * (c * mode_k[0, j] - s * mode_k[1, j])
+        k_y[j] = INV_TWO_PI * (s * mode_k[0, j] + c * mode_k[1, j])
+        k_z[j] = INV_TWO_PI * mode_k[2, j]
+        turns = INV_TWO_PI * (mode_phase[j] - mode_k[0, j] * advection)
+        offset[j] = turns - np.rint(turns)
         amp_u = sigma_u * mode_amp[0, j]
         amp_v = SIGMA_V_RATIO * sigma_u * mode_amp[1, j]
         amp_x[j] = c * amp_u - s * amp_v
@@ -244,7 +246,7 @@ def wind_velocity(points, state, reference_height, profile_exponent, mode_k, mod
         sum_y = 0.0
         sum_z = 0.0
         for j in range(k_x.shape[0]):
-            cos_j = fast_cos(k_x[j] * x + k_y[j] * y + k_z[j] * z + offset[j])
+            cos_j = cos_turns(k_x[j] * x + k_y[j] * y + k_z[j] * z + offset[j])
             sum_x += amp_x[j] * cos_j
             sum_y += amp_y[j] * cos_j
             sum_z += amp_z[j] * cos_j

@@ -1,0 +1,28 @@
+"""Validated preset dicts built in code, for tests that need a tree without a file."""
+
+from __future__ import annotations
+
+import copy
+
+from treedyn_core import schema
+from treedyn_core.preset import validate
+
+
+def preset_data(limbs: list[dict] | None = None, generator: dict | None = None,
+                **sections) -> dict:
+    """A complete, validated preset dict: explicit `limbs` (partial limb mappings) or a
+    `generator` mapping, plus sections given as keyword mappings, e.g.
+    ``preset_data(limbs, simulation={"gravity": [0, 0, 0]}, wind={"speed": 0})``."""
+    raw: dict = {"version": 1, "tree": {"limbs": limbs} if limbs is not None else
+                 {"generator": generator or {}}}
+    for key, value in sections.items():
+        raw[key] = copy.deepcopy(value)
+    return validate(raw, "<test>")
+
+
+def still_air(**simulation) -> dict:
+    """Sections for a run without wind (and optional simulation settings)."""
+    return {"wind": {"speed": 0.0}, "simulation": simulation}
+
+
+__all__ = ["preset_data", "still_air", "schema"]
