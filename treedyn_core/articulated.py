@@ -125,7 +125,7 @@ def articulated_accelerations(parent, mass, com_offset, inertia_base, stiffness,
 
     # Pass 1 (outward order, independent per limb): rigid-body inertias and bias forces.
     for i in range(n):
-        la.congruence(C_IF[i], inertia_base[i], T1, IA_A[i])
+        la.congruence(C_IF[i], inertia_base[i], IA_A[i])
         la.matvec(C_IF[i], com_offset[i], mc)
         m = mass[i]
         for r in range(3):
@@ -171,7 +171,7 @@ def articulated_accelerations(parent, mass, com_offset, inertia_base, stiffness,
         for r in range(3):
             for s in range(3):
                 arm[r, s] = armature_k * stiffness[i, r, s] + armature_c * damping[i, r, s]
-        la.congruence(C_IF[i], arm, T1, I_w)  # armature, inertial axes
+        la.congruence(C_IF[i], arm, I_w)  # armature, inertial axes
         la.matvec(C_IF[i], tau[i], tau_w)
         if gravity_theta_h > 0.0:
             for r in range(3):

@@ -159,46 +159,40 @@ def count_limbs(gen: dict, error: ErrorFactory | None = None) -> int:
                     f"10^{too_many.log10:.0f} limbs") from None
 
 
-def _rotation(axis: np.ndarray, angle: float) -> np.ndarray:
-    """Rodrigues: the matrix of a rotation by ``angle`` (rad) about the unit ``axis``."""
-    x, y, z = axis
-    c, s = math.cos(angle), math.sin(angle)
-    t = 1.0 - c
-    return np.array([[c + x * x * t, x * y * t - z * s, x * z * t + y * s],
-                     [y * x * t + z * s, c + y * y * t, y * z * t - x * s],
-                     [z * x * t - y * s, z * y * t + x * s, c + z * z * t]])
+def _rotations(axis: np.ndarray, angle: np.ndarray) -> np.ndarray:
+    """Rodrigues, batched: (n, 3, 3) matrices of rotations by ``angle`` (n,) rad about the
+    unit ``axis`` (n, 3), expressed in the frame the axes are given in."""
+    c, s = np.cos(angle)[:, None, None], np.sin(angle)[:, None, None]
+    x, y, z = axis[:, 0], axis[:, 1], axis[:, 2]
+    zero = np.zeros_like(x)
+    cross = np.stack([np.stack([zero, -z, y], -1), np.stack([z, zero, -x], -1),
+                      np.stack([-y, x, zero], -1)], -2)
+    return c * np.eye(3) + s * cross + (1.0 - c) * axis[:, :, None] * axis[:, None, :]
 
 
-def _rz(angle: float) -> np.ndarray:
-    c, s = math.cos(angle), math.sin(angle)
-    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+def _about_z(angle: np.ndarray) -> np.ndarray:
+    return _rotations(np.tile([0.0, 0.0, 1.0], (len(angle), 1)), angle)
 
 
-def _ry(angle: float) -> np.ndarray:
-    c, s = math.cos(angle), math.sin(angle)
-    return np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])
+def _about_y(angle: np.ndarray) -> np.ndarray:
+    return _rotations(np.tile([0.0, 1.0, 0.0], (len(angle), 1)), angle)
 
 
-_DOWN = np.array([0.0, 0.0, -1.0])
-
-
-def _droop(C_If: np.ndarray, angle: float) -> np.ndarray:
-    """Turn a limb's rest frame (limb → inertial) by ``angle`` (rad) toward straight down
-    (toward up when negative), about the horizontal axis normal to the limb; never past
-    the vertical. Returns the new limb → inertial matrix."""
-    if angle == 0.0:
-        return C_If
-    target = _DOWN if angle > 0.0 else -_DOWN
-    d = C_If[:, 2]
-    to_target = math.acos(min(1.0, max(-1.0, float(d @ target))))
-    bend = min(abs(angle), to_target)
-    if bend <= 0.0:
-        return C_If
-    axis = np.cross(d, target)
-    norm = float(np.linalg.norm(axis))
-    if norm < 1e-12:  # pointing straight away from the target: any horizontal axis
-        axis, norm = C_If[:, 0], 1.0
-    return _rotation(axis / norm, bend) @ C_If
+def _droop(C_IF: np.ndarray, angle: np.ndarray) -> np.ndarray:
+    """Turn limb rest frames (n, 3, 3), limb → inertial, by ``angle`` (n,) rad toward straight
+    down (toward up where negative), about the horizontal axis normal to each limb, never
+    past the vertical. Returns the new limb → inertial matrices."""
+    if not np.any(angle):
+        return C_IF
+    t = np.where(angle > 0.0, -1.0, 1.0)  # target direction (0, 0, t)
+    d = C_IF[:, :, 2]
+    norm = np.hypot(d[:, 0], d[:, 1])  # |d × target|; atan2 is exact near the vertical
+    bend = np.minimum(np.abs(angle), np.arctan2(norm, d[:, 2] * t))
+    axis = np.stack([d[:, 1] * t, -d[:, 0] * t, np.zeros(len(t))], -1)  # d × target
+    vertical = norm < 1e-12  # pointing straight away from the target: any horizontal axis
+    axis[vertical] = C_IF[vertical, :, 0]
+    axis[~vertical] /= norm[~vertical, None]
+    return _rotations(axis, bend) @ C_IF
 
 
 def generate(gen: dict, error: ErrorFactory | None = None) -> list[dict]:
@@ -243,89 +237,91 @@ def generate(gen: dict, error: ErrorFactory | None = None) -> list[dict]:
     droop = math.radians(float(gen.get("droop_deg", 0.0)))
     droop_level = int(gen.get("droop_level", 1))
 
-    def vary() -> float:
-        return 1.0 + jitter * rng.uniform(-1.0, 1.0)
+    names: list[str] = [f"trunk{k}" for k in range(trunk_segments)]
+    parent = np.full(n_limbs, -1)
+    length = np.empty(n_limbs)
+    C_IF = np.empty((n_limbs, 3, 3))  # rest orientation, limb → inertial
+    parent[1:trunk_segments] = np.arange(trunk_segments - 1)
+    length[:trunk_segments] = trunk_length / trunk_segments
+    C_IF[:trunk_segments] = np.eye(3)
 
-    names: list[str] = []
-    parents: list[int] = []
-    lengths: list[float] = []
-    C_IF: list[np.ndarray] = []  # rest orientation, limb → inertial
-
-    def add(name: str, parent: int, length: float, C: np.ndarray) -> int:
-        names.append(name)
-        parents.append(parent)
-        lengths.append(length)
-        C_IF.append(C)
-        return len(names) - 1
-
-    trunk_limb = trunk_length / trunk_segments
-    for k in range(trunk_segments):
-        add(f"trunk{k}", k - 1, trunk_limb, np.eye(3))
-
-    # A branching: (limb whose tip carries it, name prefix of its branches, length of the
-    # parent branch, whorl index or -1). Level-1 branchings first.
+    # The branchings of the next level: the limbs whose tips carry them, the name prefixes
+    # of their branches, the parent branch lengths and the whorl numbers (-1: none).
     if whorls == 0:
-        branchings = [(trunk_segments - 1, "", trunk_length, -1)]
+        tips = np.array([trunk_segments - 1])
+        prefixes = [""]
+        parent_length = np.array([trunk_length])
+        whorl = np.array([-1])
     else:
-        first = trunk_segments - 1 - whorls
-        branchings = [(j, "", trunk_length - (j + 1) * trunk_limb, j - first)
-                      for j in range(first, trunk_segments - 1)]
+        tips = np.arange(trunk_segments - 1 - whorls, trunk_segments - 1)
+        prefixes = [""] * whorls
+        parent_length = trunk_length - (tips + 1) * (trunk_length / trunk_segments)
+        whorl = np.arange(whorls)
 
-    for level in range(1, len(children) + 1):
-        n_children, n_segments = children[level - 1], segments[level - 1]
-        level_droop = droop if level >= droop_level else 0.0
-        next_branchings = []
-        for parent, prefix, parent_length, whorl in branchings:
-            offset = jitter * math.pi * rng.uniform(-1.0, 1.0)
-            for k in range(n_children):
-                if whorl >= 0:
-                    azimuth = 2.0 * math.pi * k / n_children + whorl * azimuth_step + offset
-                    name = f"b{whorl * n_children + k}"
-                    length = whorl_length_ratio * parent_length * vary()
-                else:
-                    azimuth = k * azimuth_step + offset
-                    name = f"{prefix}.{k}" if prefix else f"b{k}"
-                    length = length_ratio * parent_length * vary()
-                tilt = min(math.pi, max(0.0, branch_angle * vary()))
-                bend = level_droop * vary()
-                C = _droop(C_IF[parent] @ _rz(azimuth) @ _ry(tilt), bend)
-                limb = add(name, parent, length / n_segments, C)
-                for s in range(1, n_segments):
-                    kink = jitter * branch_angle * abs(rng.uniform(-1.0, 1.0))
-                    kink_azimuth = math.pi * rng.uniform(-1.0, 1.0)
-                    axis = np.array([math.cos(kink_azimuth), math.sin(kink_azimuth), 0.0])
-                    C = _droop(C_IF[limb] @ _rotation(axis, kink), bend)
-                    limb = add(f"{name}.s{s}", limb, length / n_segments, C)
-                next_branchings.append((limb, name, length, -1))
-        branchings = next_branchings
+    n = trunk_segments
+    for level, (n_children, n_segments) in enumerate(zip(children, segments), start=1):
+        m = len(tips)
+        n_branches = m * n_children
+        offset = jitter * math.pi * rng.uniform(-1.0, 1.0, m)
+        vary = 1.0 + jitter * rng.uniform(-1.0, 1.0, (n_branches, 3))  # length, tilt, droop
+        kink = rng.uniform(-1.0, 1.0, (n_branches, n_segments - 1, 2))  # angle, azimuth
 
-    n = len(names)
-    assert n == n_limbs, (n, n_limbs)
-    parent_index = np.array(parents)
-    length_array = np.array(lengths)
+        k = np.tile(np.arange(n_children), m)
+        of = np.repeat(np.arange(m), n_children)  # the branching each branch grows from
+        if whorls and level == 1:
+            azimuth = 2.0 * math.pi * k / n_children + whorl[of] * azimuth_step + offset[of]
+            branch_length = whorl_length_ratio * parent_length[of] * vary[:, 0]
+            branch_names = [f"b{w * n_children + j}" for w, j in zip(whorl[of], k)]
+        else:
+            azimuth = k * azimuth_step + offset[of]
+            branch_length = length_ratio * parent_length[of] * vary[:, 0]
+            branch_names = [f"{prefixes[i]}.{j}" if prefixes[i] else f"b{j}"
+                            for i, j in zip(of, k)]
+        tilt = np.clip(branch_angle * vary[:, 1], 0.0, math.pi)
+        bend = (droop if level >= droop_level else 0.0) * vary[:, 2]
+
+        # Limb j of branch b is n + b·n_segments + j: each branch's limbs are consecutive.
+        first = n + n_segments * np.arange(n_branches)
+        C = _droop(C_IF[tips[of]] @ _about_z(azimuth) @ _about_y(tilt), bend)
+        C_IF[first], parent[first] = C, tips[of]
+        for j in range(1, n_segments):
+            kink_azimuth = math.pi * kink[:, j - 1, 1]
+            axis = np.stack([np.cos(kink_azimuth), np.sin(kink_azimuth),
+                             np.zeros(n_branches)], -1)
+            C = _droop(C @ _rotations(axis, jitter * branch_angle * np.abs(kink[:, j - 1, 0])),
+                       bend)
+            C_IF[first + j], parent[first + j] = C, first + j - 1
+        for j in range(n_segments):
+            length[first + j] = branch_length / n_segments
+        names.extend(f"{name}.s{j}" if j else name
+                     for name in branch_names for j in range(n_segments))
+
+        n += n_branches * n_segments
+        tips, prefixes, parent_length = first + n_segments - 1, branch_names, branch_length
+    if n != n_limbs:
+        raise AssertionError(f"generator made {n} limbs, count_limbs said {n_limbs}")
 
     terminal = np.ones(n, dtype=bool)
-    terminal[parent_index[parent_index >= 0]] = False
+    terminal[parent[parent >= 0]] = False
     # Pipe model: r^e ∝ the length of terminal limbs carried; children come after parents.
-    carried = np.where(terminal, length_array, 0.0)
+    carried = np.where(terminal, length, 0.0)
     for i in range(n - 1, 0, -1):
-        carried[parent_index[i]] += carried[i]
+        carried[parent[i]] += carried[i]
     exponent = float(gen["radius_exponent"])
-    radii = float(trunk["radius"]) * (carried / carried[0]) ** (1.0 / exponent)
+    radius = float(trunk["radius"]) * (carried / carried[0]) ** (1.0 / exponent)
 
-    C = np.array(C_IF)
-    C_parent = np.where(parent_index[:, None, None] >= 0, C[np.maximum(parent_index, 0)],
-                        np.eye(3))
-    relative = np.einsum("nji,njk->nik", C_parent, C)  # C_Ip^T C_If
+    C_parent = np.where(parent[:, None, None] >= 0, C_IF[np.maximum(parent, 0)], np.eye(3))
+    relative = np.einsum("nji,njk->nik", C_parent, C_IF)  # C_Ip^T C_If
     rest = Rotation.from_matrix(relative).as_rotvec(degrees=True)
     rest[np.abs(rest) < 1e-12] = 0.0  # exact zeros for straight joints (no "-0.0" noise)
 
     leaf_area = float(gen["leaf_area"])
+    parent_names = [names[p] if p >= 0 else None for p in parent.tolist()]
     return [{
         "name": names[i],
-        "parent": names[parents[i]] if parents[i] >= 0 else None,
-        "length": float(length_array[i]),
-        "radius": float(radii[i]),
+        "parent": parent_names[i],
+        "length": float(length[i]),
+        "radius": float(radius[i]),
         "direction": [0.0, 0.0, 1.0],
         "rest_rotation_deg": [float(v) for v in rest[i]],
         "spring_rest_rotation_deg": None,

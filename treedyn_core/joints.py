@@ -15,7 +15,7 @@ from . import so3
 from .so3 import _SMALL
 
 
-@kernel
+@kernel(inline="always")
 def spring_torque(R_rel, C_spring, K, k_scale, theta, tau):
     """Spring torque and energy of one joint.
 
@@ -27,17 +27,15 @@ def spring_torque(R_rel, C_spring, K, k_scale, theta, tau):
 
     Returns V in J.
     """
-    error_rotation_vector(R_rel, C_spring, theta)
+    phi, sin_phi, cos_phi = error_rotation_vector(R_rel, C_spring, theta)
     y0 = k_scale * (K[0, 0] * theta[0] + K[0, 1] * theta[1] + K[0, 2] * theta[2])
     y1 = k_scale * (K[1, 0] * theta[0] + K[1, 1] * theta[1] + K[1, 2] * theta[2])
     y2 = k_scale * (K[2, 0] * theta[0] + K[2, 1] * theta[1] + K[2, 2] * theta[2])
     # J_r⁻ᵀ y = y − ½ θ×y + b θ×(θ×y)
-    phi2 = theta[0] * theta[0] + theta[1] * theta[1] + theta[2] * theta[2]
-    phi = math.sqrt(phi2)
     if phi < _SMALL:
-        b = 1.0 / 12.0 + phi2 / 720.0
+        b = 1.0 / 12.0 + phi * phi / 720.0
     else:
-        b = 1.0 / phi2 - (1.0 + math.cos(phi)) / (2.0 * phi * math.sin(phi))
+        b = 1.0 / (phi * phi) - (1.0 + cos_phi) / (2.0 * phi * sin_phi)
     c0 = theta[1] * y2 - theta[2] * y1
     c1 = theta[2] * y0 - theta[0] * y2
     c2 = theta[0] * y1 - theta[1] * y0
@@ -50,9 +48,12 @@ def spring_torque(R_rel, C_spring, K, k_scale, theta, tau):
     return 0.5 * (theta[0] * y0 + theta[1] * y1 + theta[2] * y2)
 
 
-@kernel
+@kernel(inline="always")
 def error_rotation_vector(R_rel, C_spring, theta):
-    """theta = log(E)^∨, E = C_springᵀ R_rel (rad), from E's trace and skew part, no buffer."""
+    """theta = log(E)^∨, E = C_springᵀ R_rel (rad), from E's trace and skew part, no buffer.
+
+    Returns (φ, sin φ, cos φ) of the error angle φ = |θ|.
+    """
     E00 = C_spring[0, 0] * R_rel[0, 0] + C_spring[1, 0] * R_rel[1, 0] + C_spring[2, 0] * R_rel[2, 0]
     E11 = C_spring[0, 1] * R_rel[0, 1] + C_spring[1, 1] * R_rel[1, 1] + C_spring[2, 1] * R_rel[2, 1]
     E22 = C_spring[0, 2] * R_rel[0, 2] + C_spring[1, 2] * R_rel[1, 2] + C_spring[2, 2] * R_rel[2, 2]
@@ -73,7 +74,7 @@ def error_rotation_vector(R_rel, C_spring, theta):
         theta[0] = f * w0
         theta[1] = f * w1
         theta[2] = f * w2
-        return
+        return phi, s, c
     # Near π the skew part vanishes: take the axis from the symmetric part (see so3.log).
     d0 = E00 - c
     d1 = E11 - c
@@ -90,9 +91,10 @@ def error_rotation_vector(R_rel, C_spring, theta):
     theta[0] = f * a0
     theta[1] = f * a1
     theta[2] = f * a2
+    return phi, s, c
 
 
-@kernel
+@kernel(inline="always")
 def gravity_stiffness_psd(mass, rho, g, out):
     """Positive-semidefinite part of a rigid subtree's gravity stiffness about its joint.
 

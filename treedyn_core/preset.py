@@ -147,8 +147,8 @@ class _Reader:
     """Turns a composed YAML node tree into Python values, recording key lines.
 
     ``marks`` maps the key path of every key read to its 1-based line, and the
-    path of every mapping inside a list (``tree.limbs[3]``) to the line where
-    it starts.
+    path of every mapping in a list (``tree.limbs[3]``) and of every item of a
+    block-style list to the line where it starts.
     """
 
     def __init__(self, loader: yaml.SafeLoader, filename: str):
@@ -189,7 +189,7 @@ class _Reader:
         out = []
         for i, item in enumerate(node.value):
             item_path = f"{path}[{i}]"
-            if isinstance(item, yaml.MappingNode):
+            if isinstance(item, yaml.MappingNode) or not node.flow_style:
                 self.marks[item_path] = item.start_mark.line + 1
             out.append(self.read(item, item_path))
         return out
@@ -487,8 +487,8 @@ def _int_or_list(value: Any, spec: Field, path: str, where: _Where) -> int | lis
 
 
 def _limbs(value: Any, spec: Field, path: str, where: _Where) -> list[dict]:
-    if not isinstance(value, list) or not value:
-        _type_error(value, spec, path, where)
+    if not isinstance(value, list) or not value:  # null too: the tree has one or the other
+        where.fail(path, f"expected {_EXPECTED['limbs']}, got {_show(value)}")
     return [_limb(item, f"{path}[{i}]", where) for i, item in enumerate(value)]
 
 
@@ -644,8 +644,8 @@ class Preset:
     path : Path or None
         The file it was read from.
     marks : dict
-        Key path → 1-based line, for every key read from the file (and every
-        mapping inside a list, such as ``tree.limbs[3]``).
+        Key path → 1-based line, for every key read from the file (and list
+        items such as ``tree.limbs[3]``, see `_Reader`).
     filename : str
         Names the source in error messages: the file's base name, or ``<string>``.
     """

@@ -15,6 +15,7 @@ import numpy as np
 
 from . import so3
 from .articulated import Workspace, forward_kinematics, mechanical_energy
+from .compile_notice import announce_if_slow
 from .errors import SimulationDiverged, TreedynError
 from .integrators import implicit_steps, joint_torques, rk4_steps
 from .prestress import prestressed_spring_rotations
@@ -80,7 +81,10 @@ class Simulation:
         self._step_rot = np.zeros(3)
         self._rk4_stages = (np.zeros((n, 4)), np.zeros((n, 3)), np.zeros((n, 4)),
                             np.zeros((n, 3)), np.zeros((4, n, 4)), np.zeros((4, n, 3)))
-        self.reset()
+        self._warm: set[str] = set()
+        with announce_if_slow():
+            self.reset()
+            self.energies()
 
     @classmethod
     def from_data(cls, data: dict, **kwargs) -> "Simulation":
@@ -112,6 +116,11 @@ class Simulation:
                         np.array(entry["angular_velocity"], dtype=float)))
         return out
 
+    @property
+    def prestressed(self) -> bool:
+        """The spring rest rotations are computed (prestress on, none given in the preset)."""
+        return self.prestress and not self.tree.spring_given.any()
+
     # -- model arrays handed to the compiled kernels ------------------------------------------
 
     def _model(self):
@@ -130,7 +139,7 @@ class Simulation:
     def reset(self) -> None:
         """Back to t = 0: the rest pose (prestressed with the stiffness scale now in force)
         plus the preset's initial_state; external loads cleared."""
-        if self.prestress and not self.tree.spring_given.any():
+        if self.prestressed:
             self.spring_C_rel = prestressed_spring_rotations(self.tree, self.gravity,
                                                              self.stiffness_scale)
         else:
@@ -149,6 +158,14 @@ class Simulation:
     def step(self, n: int = 1) -> None:
         """Advance n steps of dt with the integrator in force; raises SimulationDiverged (state
         left at the last finite step) if a joint rate becomes non-finite."""
+        if self.integrator not in self._warm:
+            with announce_if_slow():
+                self._step(n)
+            self._warm.add(self.integrator)
+        else:
+            self._step(n)
+
+    def _step(self, n: int) -> None:
         q_before, v_before = self.q.copy(), self.v.copy()
         if self.integrator == "implicit":
             done, bad = implicit_steps(n, self.dt, self.theta_method, self._model(), self.q,

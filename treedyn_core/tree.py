@@ -49,6 +49,7 @@ class Tree:
     spring_C_rel : (N, 3, 3) where the spring exerts no torque, child → parent (from the
         preset; prestress replaces it in the simulation)
     spring_given : (N,) bool, the preset gave ``spring_rest_rotation_deg``
+    limb_specs : the limb mappings as given (explicit or generated), preset order
     rest_C_IF : (N, 3, 3) rest orientation, limb → inertial
     rest_base, rest_tip : (N, 3) m, inertial positions at rest
     """
@@ -78,6 +79,7 @@ class Tree:
     rest_base: np.ndarray
     rest_tip: np.ndarray
     index_of: dict[str, int] = field(repr=False, default_factory=dict)
+    limb_specs: list[dict] = field(repr=False, default_factory=list)  # preset order, as given
 
     @property
     def n(self) -> int:
@@ -256,6 +258,7 @@ def _tree_from_limbs(limbs: list[dict], material: dict, root_position: np.ndarra
         spring_C_rel=spring_C_rel, spring_given=spring_given, rest_C_IF=rest_C_IF,
         rest_base=rest_base, rest_tip=rest_tip,
         index_of={limb["name"]: i for i, limb in enumerate(ordered)},
+        limb_specs=limbs,
     )
 
 

@@ -57,19 +57,24 @@ SHORTEST_WAVELENGTH_OVER_L = 1.0 / 32.0
 # Keep at least this ratio between the highest and lowest wavenumber when a huge
 # length scale would push the highest below the record bound.
 MIN_WAVENUMBER_RANGE = 10.0
-# von Kármán constant: the spectra below have integral length scale L with it.
-VON_KARMAN_A = 1.339
+# von Kármán's constant Γ(1/3) / (√π Γ(5/6)) = 1.3390: with it the spectra below
+# integrate to 1 and F_u(0) = 2L/π, i.e. L is exactly the integral length scale.
+VON_KARMAN_A = math.gamma(1.0 / 3.0) / (math.sqrt(math.pi) * math.gamma(5.0 / 6.0))
 # Gauss–Legendre nodes per wavenumber cell for the cell integrals of the spectra.
 _QUADRATURE_NODES = 8
 
-# Layout of the state array: time, advection, then (value, target, rate) per ramped setting.
+# A ramp ending within this time (s) of a step's end ends with the step (round-off in Σ dt).
+_RAMP_END_SLACK = 1e-12
+
+# Layout of the state array: time, advection, then (value, target, remaining ramp
+# time) per ramped setting; the remaining time is 0 when no ramp is in progress.
 TIME = 0  # s
 ADVECTION = 1  # Ξ, m travelled by the pattern along the wind
 SPEED = 2  # U at the reference height, m/s
 DIRECTION = 5  # azimuth the wind blows toward, deg (unwrapped while ramping)
 INTENSITY = 8  # I = σ_u / U
 TARGET = 1  # offset of a setting's ramp target from its value
-RATE = 2  # offset of its ramp rate (units per s, ≥ 0)
+REMAINING = 2  # offset of its remaining ramp time, s
 STATE_SIZE = 11
 
 
@@ -166,17 +171,14 @@ def draw_modes(modes, length_scale, speed, seed):
 
 @njit(cache=True, nogil=True)
 def _ramp(state, index, dt):
-    """Move setting ``index`` of the state toward its target at its rate for dt s."""
-    value = state[index]
-    target = state[index + TARGET]
-    step = state[index + RATE] * dt
-    if abs(target - value) <= step:
-        state[index] = target
-        state[index + RATE] = 0.0
-    elif target > value:
-        state[index] = value + step
+    """Move setting ``index`` of the state linearly toward its target for dt s."""
+    remaining = state[index + REMAINING]
+    if dt >= remaining - _RAMP_END_SLACK:
+        state[index] = state[index + TARGET]
+        state[index + REMAINING] = 0.0
     else:
-        state[index] = value - step
+        state[index] += (state[index + TARGET] - state[index]) * (dt / remaining)
+        state[index + REMAINING] = remaining - dt
 
 
 @njit(cache=True, nogil=True)
@@ -190,7 +192,7 @@ def advance_wind(state, dt):
     _ramp(state, SPEED, dt)
     _ramp(state, DIRECTION, dt)
     _ramp(state, INTENSITY, dt)
-    if state[DIRECTION + RATE] == 0.0:
+    if state[DIRECTION + REMAINING] == 0.0:
         # A finished turn may leave the azimuth unwrapped; 360° turns change nothing.
         state[DIRECTION] = state[DIRECTION] % 360.0
         state[DIRECTION + TARGET] = state[DIRECTION]
@@ -257,13 +259,16 @@ def wind_velocity(points, state, reference_height, profile_exponent, mode_k, mod
 
 
 def _checked(key, value):
-    """``value`` as a float, or a `TreedynError` if outside the preset range of wind.``key``."""
+    """``value`` as a float, or a `TreedynError` if it is outside the preset's range of wind.``key``."""
     field = WIND[key]
     value = float(value)
-    if not math.isfinite(value) or (field.min is not None and value < field.min) or (
-            field.max is not None and value > field.max):
-        raise TreedynError(f"wind.{key} must be a finite number in "
-                           f"[{field.min}, {field.max}] {field.unit}, got {value}")
+    too_low = field.min is not None and value < field.min
+    too_high = field.max is not None and value > field.max
+    if not math.isfinite(value) or too_low or too_high:
+        bounds = "" if field.min is None else f" in [{field.min:g}, {field.max:g}]"
+        if bounds and field.unit:
+            bounds += f" {field.unit}"
+        raise TreedynError(f"wind.{key} must be a finite number{bounds}, got {value}")
     return value
 
 
@@ -284,6 +289,10 @@ class WindField:
     mode_amp : (3, M) ndarray, unit-free u, v, w amplitudes (Σ a²/2 = 1 per row)
     mode_phase : (M,) ndarray, phases, rad
     state : (STATE_SIZE,) ndarray, the changing state (see the module's indices)
+
+    Not thread-safe: call the setters from the thread that advances the field
+    (a worker applies queued slider changes between steps), or a step may read
+    a half-written ramp.
     """
 
     def __init__(self, wind: Mapping[str, Any]):
@@ -329,7 +338,7 @@ class WindField:
 
     def _start_ramp(self, index, target):
         self.state[index + TARGET] = target
-        self.state[index + RATE] = abs(target - self.state[index]) / RAMP_TIME
+        self.state[index + REMAINING] = RAMP_TIME
 
     def set_speed(self, speed):
         """Ramp the mean speed at the reference height to ``speed`` m/s over 1 s."""

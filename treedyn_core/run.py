@@ -1,0 +1,155 @@
+"""`treedyn run`: a headless simulation written to an NPZ file (DESIGN §7).
+
+Limbs in every output array are in the preset's order (explicit limbs) or the
+generator's order. Nothing here imports Qt or vispy.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .errors import TreedynError
+from .simulation import Simulation
+
+FRAMES_PER_SECOND = 30      # default output sampling, frames per simulated second
+OUTPUT_LIMIT = 1e9          # bytes; larger outputs need an explicit --every
+_BYTES_PER_LIMB_FRAME = 8 * (3 + 3 + 9 + 3)  # base, tip, C_IF, omega
+
+
+@dataclass
+class RunResult:
+    """What a run produced: the arrays written and the figures of its summary line."""
+
+    arrays: dict[str, np.ndarray]
+    steps: int
+    wall_seconds: float
+    energy_scale: float
+
+    def summary(self) -> str:
+        """One line: simulated time, steps, wall time, real-time factor, energy drift."""
+        t = self.arrays["t"]
+        energy = self.arrays["energy"]
+        simulated = float(t[-1])
+        factor = simulated / self.wall_seconds if self.wall_seconds > 0 else float("inf")
+        drift = float(energy[-1] - energy[0])
+        relative = drift / self.energy_scale if self.energy_scale > 0 else float("nan")
+        return (f"simulated {simulated:.3f} s in {self.steps} steps, wall {self.wall_seconds:.2f} s "
+                f"({factor:.2f}× real time), energy drift {drift:+.4g} J "
+                f"({relative:+.2e} of m·g·H)")
+
+
+def default_every(dt: float) -> int:
+    """Steps between saved frames for about FRAMES_PER_SECOND frames per simulated second."""
+    return max(1, int(round(1.0 / (FRAMES_PER_SECOND * dt))))
+
+
+def simulate(sim: Simulation, duration: float, every: int | None = None,
+             progress: bool = False) -> RunResult:
+    """Run `sim` for `duration` s, saving a frame every `every` steps (and at t = 0)."""
+    if not duration > 0:
+        raise TreedynError(f"--duration must be > 0 s, got {duration:g}")
+    steps = int(round(duration / sim.dt))
+    if steps < 1:
+        raise TreedynError(f"--duration {duration:g} s is shorter than one step (dt = {sim.dt:g} s)")
+    explicit_every = every is not None
+    every = default_every(sim.dt) if every is None else every
+    if every < 1:
+        raise TreedynError(f"--every must be ≥ 1, got {every}")
+    frames = steps // every + 1
+    size = frames * sim.tree.n * _BYTES_PER_LIMB_FRAME
+    if size > OUTPUT_LIMIT and not explicit_every:
+        raise TreedynError(
+            f"the output would take {size / 1e9:.1f} GB ({frames} frames × {sim.tree.n} limbs); "
+            f"give --every K to save every K-th step")
+
+    tree = sim.tree
+    n = tree.n
+    out = {
+        "t": np.empty(frames), "base": np.empty((frames, n, 3)), "tip": np.empty((frames, n, 3)),
+        "C_IF": np.empty((frames, n, 3, 3)), "omega": np.empty((frames, n, 3)),
+        "kinetic": np.empty(frames), "potential": np.empty(frames), "energy": np.empty(frames),
+    }
+    bar = _Progress(steps) if progress else None
+    start = time.perf_counter()
+    for frame in range(frames):
+        if frame > 0:
+            sim.step(every)
+        kinetic, gravity, spring = sim.energies()
+        out["t"][frame] = sim.time
+        out["base"][frame] = sim.base
+        out["tip"][frame] = sim.tip
+        out["C_IF"][frame] = sim.C_IF
+        out["omega"][frame] = sim.omega
+        out["kinetic"][frame] = kinetic
+        out["potential"][frame] = gravity + spring
+        out["energy"][frame] = kinetic + gravity + spring
+        if bar:
+            bar.update(frame * every)
+    remaining = steps - (frames - 1) * every
+    if remaining:
+        sim.step(remaining)  # finish the requested duration; the last partial frame is not saved
+    wall = time.perf_counter() - start
+    if bar:
+        bar.close()
+    for key in ("base", "tip", "C_IF", "omega"):
+        out[key] = tree.to_preset_order(out[key], axis=1)
+    out["names"] = np.array(tree.to_preset_order(np.array(tree.names, dtype=object)), dtype=str)
+    out["parent"] = _preset_parents(tree)
+    return RunResult(out, steps, wall, sim.energy_scale)
+
+
+def _preset_parents(tree) -> np.ndarray:
+    """Parent indices in preset order (−1 for the root)."""
+    parent_preset = np.where(tree.parent >= 0, tree.preset_index[np.maximum(tree.parent, 0)], -1)
+    return tree.to_preset_order(parent_preset)
+
+
+def write_npz(arrays: dict[str, np.ndarray], path: str | os.PathLike) -> None:
+    """Write the arrays to `path` atomically (a temporary file in the same folder, renamed)."""
+    path = Path(path)
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        raise TreedynError(f"cannot write {path}: folder {folder} does not exist")
+    handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            np.savez(stream, **arrays)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, path)
+    except BaseException as error:
+        Path(temporary).unlink(missing_ok=True)
+        if isinstance(error, OSError):
+            raise TreedynError(f"cannot write {path}: {error.strerror or error}") from None
+        raise
+
+
+class _Progress:
+    """A one-line progress bar on stderr, drawn only when stderr is a terminal."""
+
+    def __init__(self, total: int):
+        self.total = total
+        self.enabled = sys.stderr.isatty()
+        self.last = 0.0
+
+    def update(self, done: int) -> None:
+        now = time.monotonic()
+        if not self.enabled or now - self.last < 0.2:
+            return
+        self.last = now
+        width = 30
+        filled = int(width * done / self.total)
+        sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {100 * done / self.total:5.1f} %")
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\r" + " " * 45 + "\r")
+            sys.stderr.flush()
