@@ -126,17 +126,16 @@ def _cmd_run(args) -> int:
 
 
 def _cmd_expand(args) -> int:
-    from .expand import expanded_data
+    from .expand import expand_preset
     from .preset import save_preset
-    from .simulation import Simulation
 
     preset = _load(args.preset)
     out = Path(args.out)
     if out.suffix not in (".yaml", ".yml"):
         raise TreedynError(f"expand: the output must be a .yaml file, got '{out}'")
-    sim = Simulation(preset)
-    save_preset(expanded_data(sim), out)
-    print(f"wrote {out}: {sim.tree.n} explicit limbs")
+    data = expand_preset(preset)
+    save_preset(data, out)
+    print(f"wrote {out}: {len(data['tree']['limbs'])} explicit limbs")
     return 0
 
 

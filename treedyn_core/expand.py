@@ -9,7 +9,8 @@ import copy
 import numpy as np
 
 from . import so3
-from .simulation import Simulation
+from .prestress import prestressed_spring_rotations
+from .tree import Tree, build_tree
 
 
 def _diagonal(matrix: np.ndarray) -> list[float] | None:
@@ -19,10 +20,22 @@ def _diagonal(matrix: np.ndarray) -> list[float] | None:
     return [float(x) for x in np.diag(matrix)]
 
 
-def expanded_data(sim: Simulation) -> dict:
-    """The explicit preset dict of a simulation's tree, limbs in preset order."""
-    tree = sim.tree
-    data = copy.deepcopy(sim.data)
+def expand_preset(preset) -> dict:
+    """The explicit preset dict of a loaded preset (`preset.Preset`), limbs in preset order:
+    the spring rest rotations of the prestressed rest pose baked in, if prestress is on."""
+    data = preset.data
+    tree = build_tree(data, preset.error)
+    prestressed = data["simulation"]["prestress"] and not tree.spring_given.any()
+    spring = (prestressed_spring_rotations(tree, np.array(data["simulation"]["gravity"], float),
+                                           data["tuning"]["stiffness_scale"])
+              if prestressed else None)
+    return expanded_data(data, tree, spring)
+
+
+def expanded_data(data: dict, tree: Tree, spring_C_rel: np.ndarray | None) -> dict:
+    """`data` with its tree written as explicit limbs; `spring_C_rel` (N, 3, 3), child → parent,
+    breadth-first, the spring rest orientations to bake in (None: keep the limbs' own)."""
+    data = copy.deepcopy(data)
     limbs = []
     for k, spec in enumerate(tree.limb_specs):
         i = tree.index_of[spec["name"]]
@@ -34,9 +47,9 @@ def expanded_data(sim: Simulation) -> dict:
                             ("damping", tree.damping[i])):
             if limb[key] is None:
                 limb[key] = _diagonal(matrix)
-        if sim.prestressed:
+        if spring_C_rel is not None:
             limb["spring_rest_rotation_deg"] = [
-                float(x) for x in np.degrees(so3.log(sim.spring_C_rel[i]))]
+                float(x) for x in np.degrees(so3.log(spring_C_rel[i]))]
         limbs.append(limb)
     data["tree"] = {"limbs": limbs}
     data["simulation"]["prestress"] = False

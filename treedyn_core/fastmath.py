@@ -10,6 +10,10 @@ The argument is in turns (1 turn = 2π rad): the range reduction is then the
 exact subtraction ``a − rint(a)``, with no rounded 2π in it. Use ``math.floor``
 nowhere here: numba returns an int from it, and the float → int → float round
 trip makes the loop ~1.7× slower.
+
+numba's cache does not follow imports: a kernel that inlines these functions
+keeps its cached copy after this file changes, until its own file changes or
+its ``__pycache__`` entries are deleted.
 """
 
 from __future__ import annotations

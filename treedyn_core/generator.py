@@ -156,7 +156,8 @@ def count_limbs(gen: dict, error: ErrorFactory | None = None) -> int:
         return _count(gen, error)
     except _TooMany as too_many:
         raise error(f"{_KEY}.max_limbs", f"the generator would make about "
-                    f"10^{too_many.log10:.0f} limbs") from None
+                    f"10^{too_many.log10:.0f} limbs, more than max_limbs = "
+                    f"{int(gen['max_limbs']):,}") from None
 
 
 def _rotations(axis: np.ndarray, angle: np.ndarray) -> np.ndarray:

@@ -234,10 +234,7 @@ def _read_yaml(text: str, filename: str) -> tuple[dict, dict[str, int]]:
     _reject_unprintable(text, filename)
     loader = _Loader(text)
     try:
-        try:
-            node = loader.get_single_node()
-        except yaml.YAMLError as exc:
-            raise _syntax_error(exc, filename) from None
+        node = loader.get_single_node()
         if node is None:
             raise PresetError(f"{filename}: empty file (no YAML content)")
         if not isinstance(node, yaml.MappingNode):
@@ -245,10 +242,11 @@ def _read_yaml(text: str, filename: str) -> tuple[dict, dict[str, int]]:
                                       "the top level must be a mapping of keys (version, name, "
                                       "tree, ...), not a single value or a list"))
         reader = _Reader(loader, filename)
-        try:
-            return reader.read(node, ""), reader.marks
-        except RecursionError:
-            raise PresetError(f"{filename}: YAML nested too deeply") from None
+        return reader.read(node, ""), reader.marks
+    except yaml.YAMLError as exc:
+        raise _syntax_error(exc, filename) from None
+    except RecursionError:
+        raise PresetError(f"{filename}: YAML nested too deeply") from None
     finally:
         loader.dispose()
 
@@ -292,10 +290,10 @@ def validate(raw: dict, filename: str, marks: dict[str, int] | None = None) -> d
     if "version" in raw:
         _check_version(raw["version"], where)
     data = _table(raw, schema.PRESET, "", where)
-    _check_initial_state(data, where)
     if "limbs" in data["tree"]:
         _check_limb_tree(data["tree"]["limbs"], where)
         _check_prestress(data, where)
+    _check_initial_state(data, where)
     return data
 
 
@@ -358,7 +356,7 @@ def _tree(value: Any, path: str, where: _Where) -> dict:
         where.fail(path, "give exactly one of 'limbs' (an explicit limb list) and 'generator' "
                          "(a generated tree)" + (", not both" if given else ""))
     if given == ["limbs"]:
-        return {"limbs": _limbs(value["limbs"], schema.TREE["limbs"], _join(path, "limbs"), where)}
+        return {"limbs": _limbs(value["limbs"], _join(path, "limbs"), where)}
     return {"generator": _table(value["generator"], schema.GENERATOR,
                                 _join(path, "generator"), where)}
 
@@ -373,7 +371,6 @@ _EXPECTED = {
     "vec3": "a list of 3 numbers",
     "float_or_vec3": "a number or a list of 3 numbers",
     "int_or_list": "an integer or a non-empty list of integers",
-    "limbs": "a non-empty list of limbs",
     "initial_state": "a list of entries",
 }
 
@@ -486,9 +483,10 @@ def _int_or_list(value: Any, spec: Field, path: str, where: _Where) -> int | lis
     return [int(x) for x in value]
 
 
-def _limbs(value: Any, spec: Field, path: str, where: _Where) -> list[dict]:
-    if not isinstance(value, list) or not value:  # null too: the tree has one or the other
-        where.fail(path, f"expected {_EXPECTED['limbs']}, got {_show(value)}")
+def _limbs(value: Any, path: str, where: _Where) -> list[dict]:
+    """The explicit limbs (null is refused too: `_tree` has checked that they are given)."""
+    if not isinstance(value, list) or not value:
+        where.fail(path, f"expected a non-empty list of limbs, got {_show(value)}")
     return [_limb(item, f"{path}[{i}]", where) for i, item in enumerate(value)]
 
 
@@ -532,7 +530,6 @@ _KINDS = {
     "vec3": _vec3,
     "float_or_vec3": _float_or_vec3,
     "int_or_list": _int_or_list,
-    "limbs": _limbs,
     "initial_state": _initial_state,
 }
 

@@ -16,6 +16,8 @@ from .kernel import kernel
 
 # Below this angle (rad) the closed forms lose digits; Taylor series are exact to round-off there.
 _SMALL = 1e-4
+# Below this angle (rad) quat_advance uses a 4-term series (next term < 1e-17).
+_SERIES_LIMIT = 0.1
 # Above this angle (rad) log() takes the axis from the symmetric part, which stays accurate at π.
 _NEAR_PI = 3.0
 
@@ -205,11 +207,14 @@ def quat_to_matrix_into(q, R):
 @kernel
 def quat_advance(q, theta):
     """q ← normalise(q ⊗ exp_q(theta)) in place: rotate a joint by theta (rad) in its own axes."""
-    phi = math.sqrt(theta[0] * theta[0] + theta[1] * theta[1] + theta[2] * theta[2])
-    if phi < _SMALL:
-        s = 0.5 - phi * phi / 48.0
-        pw = 1.0 - phi * phi / 8.0
+    phi2 = theta[0] * theta[0] + theta[1] * theta[1] + theta[2] * theta[2]
+    if phi2 < _SERIES_LIMIT * _SERIES_LIMIT:
+        # Taylor series of sin(φ/2)/φ and cos(φ/2): exact to round-off below the limit, and
+        # a step's rotation is almost always there, which spares two trigonometric calls.
+        s = 0.5 + phi2 * (-1.0 / 48.0 + phi2 * (1.0 / 3840.0 - phi2 / 645120.0))
+        pw = 1.0 + phi2 * (-1.0 / 8.0 + phi2 * (1.0 / 384.0 - phi2 / 46080.0))
     else:
+        phi = math.sqrt(phi2)
         s = math.sin(0.5 * phi) / phi
         pw = math.cos(0.5 * phi)
     px, py, pz = s * theta[0], s * theta[1], s * theta[2]

@@ -259,16 +259,17 @@ def wind_velocity(points, state, reference_height, profile_exponent, mode_k, mod
 
 
 def _checked(key, value):
-    """``value`` as a float, or a `TreedynError` if it is outside the preset's range of wind.``key``."""
+    """``value`` as a float, or a `TreedynError` worded like the preset's if it is
+    non-finite or outside the range of wind.``key`` (closed bounds in `schema.WIND`)."""
     field = WIND[key]
     value = float(value)
-    too_low = field.min is not None and value < field.min
-    too_high = field.max is not None and value > field.max
-    if not math.isfinite(value) or too_low or too_high:
-        bounds = "" if field.min is None else f" in [{field.min:g}, {field.max:g}]"
-        if bounds and field.unit:
-            bounds += f" {field.unit}"
-        raise TreedynError(f"wind.{key} must be a finite number{bounds}, got {value}")
+    if not math.isfinite(value):
+        raise TreedynError(f"wind.{key}: must be finite, got {value:g}")
+    if (field.min is not None and value < field.min) or (field.max is not None
+                                                         and value > field.max):
+        unit = f" {field.unit}" if field.unit else ""
+        raise TreedynError(f"wind.{key}: must be >= {field.min:g}{unit} and "
+                           f"<= {field.max:g}{unit}, got {value:g}")
     return value
 
 
