@@ -44,7 +44,8 @@ def _production(tree, R, v, tau, force, torque, K, C, armature_k=0.0, armature_c
     torque_about_base = torque + np.cross(com_world - w.base, force)
     articulated_accelerations(tree.parent, tree.mass, c, inertia_base, K, C, w.C_IF, w.base,
                               w.omega, w.omega_rel, tau, GRAVITY, force, torque_about_base,
-                              armature_k, armature_c, gravity_theta_h, w.IA_A, w.IA_B, w.IA_C,
+                              armature_k, armature_c, gravity_theta_h, w.drag_jacobian, w.lever,
+                              0.0, w.IA_A, w.IA_B, w.IA_C,
                               w.pA_w, w.pA_f, w.c_w, w.c_f, w.D_inv, w.u, w.acc_w, w.acc_f,
                               w.sub_m, w.sub_h, w.tmp, w.vec, w.vdot)
     return w

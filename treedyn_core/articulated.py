@@ -52,6 +52,15 @@ class Workspace:
         self.acc_f = np.zeros((n, 3))
         self.sub_m = np.zeros(n)              # kg, subtree mass
         self.sub_h = np.zeros((n, 3))         # kg m, subtree first moment about the origin
+        self.mid = np.zeros((n, 3))           # m, limb midpoints
+        self.mid_vel = np.zeros((n, 3))       # m/s, their velocities
+        self.lever = np.zeros((n, 3))         # m, base → midpoint
+        self.wind_at_mid = np.zeros((n, 3))   # m/s
+        self.aero_force = np.zeros((n, 3))    # N, at the midpoints
+        self.aero_torque = np.zeros((n, 3))   # N m, about the bases
+        self.drag_jacobian = np.zeros((n, 3, 3))  # N s/m, ∂F/∂v_rel
+        self.total_force = np.zeros((n, 3))   # N, external + aerodynamic
+        self.total_torque = np.zeros((n, 3))  # N m
         self.vdot = np.zeros((n, 3))          # rad/s², joint accelerations, child axes
         self.tmp = np.zeros((11, 3, 3))
         self.vec = np.zeros((8, 3))
@@ -90,18 +99,35 @@ def forward_kinematics(parent, base_offset, q, v, R_rel, C_IF, base, omega, base
             omega[i, r] = omega[p, r] + omega_rel[i, r]
 
 
+@kernel(inline="always")
+def _hat(x, out):
+    """out = x^× (3, 3)."""
+    out[0, 0] = 0.0
+    out[0, 1] = -x[2]
+    out[0, 2] = x[1]
+    out[1, 0] = x[2]
+    out[1, 1] = 0.0
+    out[1, 2] = -x[0]
+    out[2, 0] = -x[1]
+    out[2, 1] = x[0]
+    out[2, 2] = 0.0
+
+
 @kernel
 def articulated_accelerations(parent, mass, com_offset, inertia_base, stiffness, damping,
                               C_IF, base, omega, omega_rel, tau, gravity, ext_force, ext_torque,
-                              armature_k, armature_c, gravity_theta_h,
-                              IA_A, IA_B, IA_C, pA_w, pA_f, c_w, c_f, D_inv, u, acc_w, acc_f,
-                              sub_m, sub_h, tmp, vec, vdot):
+                              armature_k, armature_c, gravity_theta_h, drag_jacobian, drag_lever,
+                              drag_theta_h, IA_A, IA_B, IA_C, pA_w, pA_f, c_w, c_f, D_inv, u,
+                              acc_w, acc_f, sub_m, sub_h, tmp, vec, vdot):
     """Joint accelerations vdot (N, 3), rad/s², child axes: RBDA Table 7.1 in base-point coordinates.
 
     tau (N, 3) N m joint torques (child axes); inertia_base (N, 3, 3) kg m² about the base, limb
     axes; com_offset (N, 3) m limb axes; stiffness, damping (N, 3, 3) child axes, added to D as
     armature_k·K + armature_c·C; gravity_theta_h > 0 adds θ²h² times the PSD gravity stiffness to
     D and −θh times it, applied to omega_rel, to the joint torque (0 for explicit methods).
+    drag_theta_h > 0 adds θh times the drag's damping Lᵀ D L (drag_jacobian D (N, 3, 3) N s/m,
+    L = [−ρ^×, 1] with drag_lever ρ (N, 3) m, base → midpoint) to each limb's inertia, so that
+    aerodynamic damping is implicit too; the bias forces keep the rigid inertia.
     """
     n = parent.shape[0]
     I_w = tmp[0]
@@ -130,15 +156,7 @@ def articulated_accelerations(parent, mass, com_offset, inertia_base, stiffness,
         m = mass[i]
         for r in range(3):
             mc[r] *= m
-        IA_B[i, 0, 0] = 0.0
-        IA_B[i, 0, 1] = -mc[2]
-        IA_B[i, 0, 2] = mc[1]
-        IA_B[i, 1, 0] = mc[2]
-        IA_B[i, 1, 1] = 0.0
-        IA_B[i, 1, 2] = -mc[0]
-        IA_B[i, 2, 0] = -mc[1]
-        IA_B[i, 2, 1] = mc[0]
-        IA_B[i, 2, 2] = 0.0
+        _hat(mc, IA_B[i])
         for r in range(3):
             for s in range(3):
                 IA_C[i, r, s] = 0.0
@@ -153,6 +171,15 @@ def articulated_accelerations(parent, mass, com_offset, inertia_base, stiffness,
             pA_f[i, r] -= ext_force[i, r]
             sub_h[i, r] = m * base[i, r] + mc[r]
         sub_m[i] = m
+        if drag_theta_h > 0.0:
+            _hat(drag_lever[i], d_hat)
+            la.matmul(d_hat, drag_jacobian[i], T1)  # ρ^× D
+            la.matmul(T1, d_hat, T2)                # ρ^× D ρ^×
+            for r in range(3):
+                for s in range(3):
+                    IA_A[i, r, s] -= drag_theta_h * T2[r, s]
+                    IA_B[i, r, s] += drag_theta_h * T1[r, s]
+                    IA_C[i, r, s] += drag_theta_h * drag_jacobian[i, r, s]
         p = parent[i]
         if p < 0:
             for r in range(3):
@@ -220,15 +247,7 @@ def articulated_accelerations(parent, mass, com_offset, inertia_base, stiffness,
         # Shift to the parent's base: X = [1, 0; −d^×, 1], IA_p += Xᵀ Ia X, pA_p += Xᵀ pa.
         for r in range(3):
             d[r] = base[i, r] - base[p, r]
-        d_hat[0, 0] = 0.0
-        d_hat[0, 1] = -d[2]
-        d_hat[0, 2] = d[1]
-        d_hat[1, 0] = d[2]
-        d_hat[1, 1] = 0.0
-        d_hat[1, 2] = -d[0]
-        d_hat[2, 0] = -d[1]
-        d_hat[2, 1] = d[0]
-        d_hat[2, 2] = 0.0
+        _hat(d, d_hat)
         la.matmul(d_hat, Ca, T1)      # d^× Ca
         la.matmul(Ba, d_hat, T2)      # Ba d^×
         for r in range(3):

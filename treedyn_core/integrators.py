@@ -9,7 +9,9 @@
   each full step.
 
 Both loop over steps in compiled code and stop at the first non-finite joint
-rate, returning how many steps they completed and the offending limb.
+rate, returning how many steps they completed and the offending limb. The wind
+is sampled at the start of each step (RK4's stages see the limbs' motion but
+the wind field of the step's start) and advanced by h after it.
 """
 
 from __future__ import annotations
@@ -19,9 +21,11 @@ import math
 import numpy as np
 from .kernel import kernel
 
+from .aero import drag_loads, midpoints
 from .articulated import articulated_accelerations, forward_kinematics
 from .joints import spring_torque
 from .so3 import quat_advance
+from .wind import advance_wind, wind_velocity
 
 
 @kernel
@@ -40,19 +44,42 @@ def joint_torques(R_rel, v, spring_C_rel, stiffness, damping, k_scale, c_scale, 
 
 
 @kernel
-def _accelerations(model, q, v, ext_force, ext_torque, k_scale, c_scale, implicit_h, w):
-    """Joint accelerations of state (q, v) into w.vdot; implicit_h = θh (0: explicit)."""
+def _dynamics(model, q, v, ext_force, ext_torque, k_scale, c_scale, implicit_h, w, air):
+    """Joint accelerations of state (q, v) into w[-1] (vdot); implicit_h = θh (0: explicit).
+
+    Stages: kinematics → aerodynamic loads (if air[0]) → joint torques → articulated-body
+    recursion. With air, the loads given in ext_force/ext_torque are added to the drag.
+    """
     (parent, base_offset, mass, com_offset, inertia_base, stiffness, damping, spring_C_rel,
      gravity) = model
     (R_rel, C_IF, base, omega, base_vel, omega_rel, theta, tau, IA_A, IA_B, IA_C, pA_w, pA_f,
-     c_w, c_f, D_inv, u, acc_w, acc_f, sub_m, sub_h, tmp, vec, vdot) = w
+     c_w, c_f, D_inv, u, acc_w, acc_f, sub_m, sub_h, tmp, vec, mid, mid_vel, lever, wind_at_mid,
+     aero_force, aero_torque, drag_jacobian, total_force, total_torque, vdot) = w
+    (enabled, length, radius, leaf_area, limb_u, air_density, drag_coefficient,
+     leaf_drag_coefficient, vogel_exponent, wind_state, reference_height, profile_exponent,
+     mode_k, mode_amp, mode_phase, wind_work) = air
     forward_kinematics(parent, base_offset, q, v, R_rel, C_IF, base, omega, base_vel, omega_rel)
+    drag_theta_h = 0.0
+    force, torque = ext_force, ext_torque
+    if enabled:
+        midpoints(C_IF, base, omega, base_vel, length, limb_u, mid, mid_vel, lever)
+        wind_velocity(mid, wind_state, reference_height, profile_exponent, mode_k, mode_amp,
+                      mode_phase, wind_work, wind_at_mid)
+        drag_loads(wind_at_mid, mid_vel, lever, length, radius, leaf_area, air_density,
+                   drag_coefficient, leaf_drag_coefficient, vogel_exponent, implicit_h > 0.0,
+                   aero_force, aero_torque, drag_jacobian)
+        for i in range(total_force.shape[0]):
+            for r in range(3):
+                total_force[i, r] = ext_force[i, r] + aero_force[i, r]
+                total_torque[i, r] = ext_torque[i, r] + aero_torque[i, r]
+        force, torque = total_force, total_torque
+        drag_theta_h = implicit_h
     joint_torques(R_rel, v, spring_C_rel, stiffness, damping, k_scale, c_scale, implicit_h, theta,
                   tau)
     articulated_accelerations(parent, mass, com_offset, inertia_base, stiffness, damping, C_IF,
-                              base, omega, omega_rel, tau, gravity, ext_force, ext_torque,
-                              implicit_h * implicit_h * k_scale,
-                              implicit_h * c_scale, implicit_h,
+                              base, omega, omega_rel, tau, gravity, force, torque,
+                              implicit_h * implicit_h * k_scale, implicit_h * c_scale, implicit_h,
+                              drag_jacobian, lever, drag_theta_h,
                               IA_A, IA_B, IA_C, pA_w, pA_f, c_w, c_f, D_inv, u, acc_w, acc_f,
                               sub_m, sub_h, tmp, vec, vdot)
 
@@ -68,14 +95,14 @@ def _first_non_finite(v):
 
 @kernel
 def implicit_steps(n_steps, h, theta_m, model, q, v, ext_force, ext_torque, k_scale, c_scale, w,
-                   step_rot):
+                   step_rot, air):
     """Advance (q, v) in place by n_steps θ-method steps of h seconds.
 
     Returns (steps completed, index of the first limb with a non-finite rate or −1).
     """
     vdot = w[-1]
     for step in range(n_steps):
-        _accelerations(model, q, v, ext_force, ext_torque, k_scale, c_scale, theta_m * h, w)
+        _dynamics(model, q, v, ext_force, ext_torque, k_scale, c_scale, theta_m * h, w, air)
         bad = _first_non_finite(vdot)
         if bad >= 0:
             return step, bad
@@ -84,6 +111,7 @@ def implicit_steps(n_steps, h, theta_m, model, q, v, ext_force, ext_torque, k_sc
                 step_rot[r] = h * (v[i, r] + theta_m * h * vdot[i, r])
                 v[i, r] += h * vdot[i, r]
             quat_advance(q[i], step_rot)
+        advance_wind(air[9], h)
     return n_steps, -1
 
 
@@ -97,7 +125,7 @@ def _quat_rate(q, v, out):
 
 
 @kernel
-def rk4_steps(n_steps, h, model, q, v, ext_force, ext_torque, k_scale, c_scale, w, stages):
+def rk4_steps(n_steps, h, model, q, v, ext_force, ext_torque, k_scale, c_scale, w, stages, air):
     """Advance (q, v) in place by n_steps classical RK4 steps of h seconds.
 
     stages = (q0, v0, qs, vs, kq (4, N, 4), kv (4, N, 3)) work arrays.
@@ -117,7 +145,7 @@ def rk4_steps(n_steps, h, model, q, v, ext_force, ext_torque, k_scale, c_scale, 
                     qs[i, r] = q0[i, r] + (a * kq[stage - 1, i, r] if stage > 0 else 0.0)
                 for r in range(3):
                     vs[i, r] = v0[i, r] + (a * kv[stage - 1, i, r] if stage > 0 else 0.0)
-            _accelerations(model, qs, vs, ext_force, ext_torque, k_scale, c_scale, 0.0, w)
+            _dynamics(model, qs, vs, ext_force, ext_torque, k_scale, c_scale, 0.0, w, air)
             bad = _first_non_finite(vdot)
             if bad >= 0:
                 q[:] = q0
@@ -137,4 +165,5 @@ def rk4_steps(n_steps, h, model, q, v, ext_force, ext_torque, k_scale, c_scale, 
                 q[i, r] *= norm
             for r in range(3):
                 v[i, r] = v0[i, r] + h / 6.0 * (kv[0, i, r] + 2.0 * kv[1, i, r] + 2.0 * kv[2, i, r] + kv[3, i, r])
+        advance_wind(air[9], h)
     return n_steps, -1

@@ -47,6 +47,8 @@ _NON_PRINTABLE = re.compile(
 # YAML 1.1 reads 1e10 (no dot) as text; moduli are naturally written so.
 _EXPONENT_FLOAT = re.compile(r"^[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?[eE][-+]?[0-9]+$")
 _NO_WRAP = 10**9  # emitter line width: one limb per line, however long
+_PLAIN_TAGS = frozenset(f"tag:yaml.org,2002:{kind}" for kind in ("str", "int", "float", "bool",
+                                                                 "null"))
 
 
 class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
@@ -130,8 +132,8 @@ def _show(value: Any) -> str:
 
 
 def _join(path: str, key: str) -> str:
-    """The key path of `key` inside the mapping at `path`."""
-    name = key if re.fullmatch(r"[A-Za-z0-9_]+", key) else repr(key)
+    """The key path of `key` inside the mapping at `path` (an odd key is quoted)."""
+    name = key if key.isidentifier() else repr(key)
     return f"{path}.{name}" if path else name
 
 
@@ -162,15 +164,15 @@ class _Reader:
 
     def read(self, node: yaml.Node, path: str) -> Any:
         """The Python value of `node`, found at key path `path`."""
+        if isinstance(node, yaml.ScalarNode):
+            return self._scalar(node, path)
         if id(node) in self._open:
             self.fail(node, path, "a YAML alias refers to itself")
         self._open.add(id(node))
         try:
             if isinstance(node, yaml.MappingNode):
                 return self._mapping(node, path)
-            if isinstance(node, yaml.SequenceNode):
-                return self._sequence(node, path)
-            return self._scalar(node, path)
+            return self._sequence(node, path)
         finally:
             self._open.discard(id(node))
 
@@ -204,8 +206,10 @@ class _Reader:
             self.fail(node, path, f"a key must be a name (text), got {_show(key)}")
         return key
 
-    def _scalar(self, node: yaml.Node, path: str) -> Any:
+    def _scalar(self, node: yaml.ScalarNode, path: str) -> Any:
         try:
+            if node.tag in _PLAIN_TAGS:  # the common case, without construct_object's bookkeeping
+                return self.loader.yaml_constructors[node.tag](self.loader, node)
             return self.loader.construct_object(node)
         except (yaml.YAMLError, ValueError, OverflowError) as exc:
             problem = getattr(exc, "problem", None) or str(exc)

@@ -76,6 +76,7 @@ def simulate(sim: Simulation, duration: float, every: int | None = None,
         "C_IF": np.empty((frames, n, 3, 3)), "omega": np.empty((frames, n, 3)),
         "kinetic": np.empty(frames), "potential": np.empty(frames), "energy": np.empty(frames),
     }
+    sim.warm_up()
     bar = _Progress(steps) if progress else None
     start = time.perf_counter()
     for frame in range(frames):

@@ -20,6 +20,7 @@ from .errors import SimulationDiverged, TreedynError
 from .integrators import implicit_steps, joint_torques, rk4_steps
 from .prestress import prestressed_spring_rotations
 from .tree import Tree, build_tree
+from .wind import WindField
 
 INTEGRATORS = ("implicit", "rk4")
 MODELS = ("articulated",)
@@ -82,6 +83,13 @@ class Simulation:
         self._rk4_stages = (np.zeros((n, 4)), np.zeros((n, 3)), np.zeros((n, 4)),
                             np.zeros((n, 3)), np.zeros((4, n, 4)), np.zeros((4, n, 3)))
         self._warm: set[str] = set()
+        self.wind = WindField(self.data["wind"])
+        self._wind_work = np.zeros((7, self.wind.mode_phase.shape[0]))
+        wind = self.data["wind"]
+        # Drag needs air and a coefficient; "wind off" in the sense of DESIGN §3 (no aerodynamic
+        # force at all, still-air damping included) is zero drag coefficients.
+        self.aerodynamics = bool(wind["drag_coefficient"] > 0 or (
+            wind["leaf_drag_coefficient"] > 0 and self.tree.leaf_area.any()))
         with announce_if_slow():
             self.reset()
             self.energies()
@@ -132,7 +140,18 @@ class Simulation:
         w = self._work
         return (w.R_rel, w.C_IF, w.base, w.omega, w.base_vel, w.omega_rel, w.theta, w.tau,
                 w.IA_A, w.IA_B, w.IA_C, w.pA_w, w.pA_f, w.c_w, w.c_f, w.D_inv, w.u, w.acc_w,
-                w.acc_f, w.sub_m, w.sub_h, w.tmp, w.vec, w.vdot)
+                w.acc_f, w.sub_m, w.sub_h, w.tmp, w.vec, w.mid, w.mid_vel, w.lever,
+                w.wind_at_mid, w.aero_force, w.aero_torque, w.drag_jacobian, w.total_force,
+                w.total_torque, w.vdot)
+
+    def _air(self):
+        """The aerodynamic inputs of the step kernels (aerodynamics off: wind and drag off)."""
+        t, wind, f = self.tree, self.data["wind"], self.wind
+        return (self.aerodynamics, t.length, t.radius, t.leaf_area, t.u,
+                float(wind["air_density"]), float(wind["drag_coefficient"]),
+                float(wind["leaf_drag_coefficient"]), float(wind["vogel_exponent"]), f.state,
+                f.reference_height, f.profile_exponent, f.mode_k, f.mode_amp, f.mode_phase,
+                self._wind_work)
 
     # -- state ---------------------------------------------------------------------------------
 
@@ -153,6 +172,7 @@ class Simulation:
         self.ext_force[:] = 0.0
         self.ext_torque[:] = 0.0
         self.time = 0.0
+        self.wind.reset()
         self._kinematics()
 
     def step(self, n: int = 1) -> None:
@@ -165,17 +185,30 @@ class Simulation:
         else:
             self._step(n)
 
+    def warm_up(self) -> None:
+        """Compile (or load) the step kernels of the integrator in force without changing the
+        simulation: one step is taken and undone."""
+        if self.integrator in self._warm:
+            return
+        saved = (self.q.copy(), self.v.copy(), self.time, self.wind.state.copy())
+        try:
+            self.step(1)
+        finally:
+            self.q[:], self.v[:], self.time = saved[0], saved[1], saved[2]
+            self.wind.state[:] = saved[3]
+            self._kinematics()
+
     def _step(self, n: int) -> None:
         q_before, v_before = self.q.copy(), self.v.copy()
         if self.integrator == "implicit":
             done, bad = implicit_steps(n, self.dt, self.theta_method, self._model(), self.q,
                                        self.v, self.ext_force, self.ext_torque,
                                        self.stiffness_scale, self.damping_scale,
-                                       self._work_tuple(), self._step_rot)
+                                       self._work_tuple(), self._step_rot, self._air())
         else:
             done, bad = rk4_steps(n, self.dt, self._model(), self.q, self.v, self.ext_force,
                                   self.ext_torque, self.stiffness_scale, self.damping_scale,
-                                  self._work_tuple(), self._rk4_stages)
+                                  self._work_tuple(), self._rk4_stages, self._air())
         self.time += done * self.dt
         if bad >= 0:
             if done == 0:
@@ -208,6 +241,31 @@ class Simulation:
     def set_integrator(self, name: str) -> None:
         self._check_choice("integrator", name, INTEGRATORS)
         self.integrator = name
+
+    def set_wind_speed(self, speed: float) -> None:
+        """Mean wind speed at the reference height, m/s (≥ 0), ramped over 1 s."""
+        self.wind.set_speed(speed)
+
+    def set_wind_direction(self, degrees: float) -> None:
+        """Azimuth the wind blows toward, deg (0 = +x, 90 = +y), ramped over 1 s."""
+        self.wind.set_direction(degrees)
+
+    def set_turbulence_intensity(self, intensity: float) -> None:
+        """Turbulence intensity σ_u / U, 0..1, ramped over 1 s."""
+        self.wind.set_intensity(intensity)
+
+    @property
+    def wind_speed(self) -> float:
+        """The wind speed in force (during a ramp, its current value), m/s."""
+        return self.wind.speed
+
+    @property
+    def wind_direction_deg(self) -> float:
+        return self.wind.direction_deg
+
+    @property
+    def turbulence_intensity(self) -> float:
+        return self.wind.intensity
 
     def set_external_loads(self, force: np.ndarray, torque: np.ndarray | None = None) -> None:
         """External force (N, 3) N at each limb's base and torque (N, 3) N m, inertial axes,
