@@ -1,0 +1,52 @@
+"""Print the preset format reference (Markdown) from `treedyn_core.schema`, for the README.
+
+    python scripts/preset_reference.py > /tmp/reference.md
+"""
+
+from treedyn_core import schema
+
+
+def _default(field: schema.Field) -> str:
+    if field.default is schema.REQUIRED:
+        return "required"
+    if field.default is None:
+        return "null"
+    if isinstance(field.default, float):
+        return f"{field.default:.10g}"
+    return str(field.default).replace("'", "")
+
+
+def _range(field: schema.Field) -> str:
+    parts = []
+    if field.min is not None:
+        parts.append(f"{'>' if field.min_open else '≥'} {field.min:g}")
+    if field.max is not None:
+        parts.append(f"{'<' if field.max_open else '≤'} {field.max:g}")
+    if field.choices:
+        parts.append(" / ".join(field.choices))
+    return ", ".join(parts)
+
+
+def _rows(table: dict, prefix: str):
+    for key, field in table.items():
+        path = f"{prefix}{key}"
+        if isinstance(field, dict):
+            yield from _rows(field, f"{path}.")
+        else:
+            yield (f"| `{path}` | {_default(field)} | {field.unit} | {_range(field)} | "
+                   f"{field.doc} |")
+
+
+def main() -> None:
+    header = "| key | default | unit | range | meaning |\n|---|---|---|---|---|"
+    sections = [("Top level", schema.PRESET, ""), ("Each entry of `tree.limbs`", schema.LIMB,
+                ""), ("Each entry of `initial_state`", schema.INITIAL_STATE_ENTRY, "")]
+    for title, table, prefix in sections:
+        print(f"#### {title}\n\n{header}")
+        for row in _rows(table, prefix):
+            print(row)
+        print()
+
+
+if __name__ == "__main__":
+    main()
