@@ -227,9 +227,9 @@ def articulated_accelerations(parent, mass, com_offset, inertia_base, stiffness,
         la.matmul(D_inv[i], B, DB)
         la.matvec(D_inv[i], u[i], Du)
         # Ia = IA − U D⁻¹ Uᵀ with U = [A; Bᵀ]: blocks A − A D⁻¹ A, B − A D⁻¹ B, C − Bᵀ D⁻¹ B.
-        la.matmul(AD, A, T1)
+        la.matmul_symmetric(AD, A, T1)
         la.matmul(AD, B, T2)
-        la.matmul_tn(B, DB, T3)
+        la.matmul_tn_symmetric(B, DB, T3)
         for r in range(3):
             for s in range(3):
                 Aa[r, s] = A[r, s] - T1[r, s]
@@ -244,19 +244,16 @@ def articulated_accelerations(parent, mass, com_offset, inertia_base, stiffness,
                 pf += Ba[k, r] * c_w[i, k] + Ca[r, k] * c_f[i, k] + B[k, r] * Du[k]
             pa_w[r] = pw
             pa_f[r] = pf
-        # Shift to the parent's base: X = [1, 0; −d^×, 1], IA_p += Xᵀ Ia X, pA_p += Xᵀ pa.
+        # Shift to the parent's base: X = [1, 0; −d^×, 1], IA_p += Xᵀ Ia X, pA_p += Xᵀ pa:
+        # A'' = Aa − Ba d^× + d^× Baᵀ − d^× Ca d^×,  B'' = Ba + d^× Ca,  C'' = Ca.
         for r in range(3):
             d[r] = base[i, r] - base[p, r]
-        _hat(d, d_hat)
-        la.matmul(d_hat, Ca, T1)      # d^× Ca
-        la.matmul(Ba, d_hat, T2)      # Ba d^×
+        la.skew_matmul(d, Ca, T1)      # d^× Ca
+        la.matmul_skew(Ba, d, T2)      # Ba d^×  (and d^× Baᵀ = −(Ba d^×)ᵀ)
+        la.matmul_skew(T1, d, T3)      # d^× Ca d^× (symmetric)
         for r in range(3):
             for s in range(3):
-                dCd = 0.0
-                for k in range(3):
-                    dCd += T1[r, k] * d_hat[k, s]
-                # A'' = Aa − Ba d^× + d^× Baᵀ − d^× Ca d^×,  B'' = Ba + d^× Ca,  C'' = Ca
-                IA_A[p, r, s] += Aa[r, s] - T2[r, s] - T2[s, r] - dCd
+                IA_A[p, r, s] += Aa[r, s] - T2[r, s] - T2[s, r] - T3[r, s]
                 IA_B[p, r, s] += Ba[r, s] + T1[r, s]
                 IA_C[p, r, s] += Ca[r, s]
         la.cross(d, pa_f, w_tmp)

@@ -122,3 +122,47 @@ def inverse_symmetric(A, out):
     out[2, 0] = c02 * inv
     out[2, 1] = (A[0, 1] * A[2, 0] - A[0, 0] * A[2, 1]) * inv
     out[2, 2] = (A[0, 0] * A[1, 1] - A[0, 1] * A[1, 0]) * inv
+
+
+@kernel(inline="always")
+def matmul_symmetric(A, B, out):
+    """out = A B for a product known to be symmetric (e.g. A D⁻¹ Aᵀ): six entries, mirrored."""
+    out[0, 0] = A[0, 0] * B[0, 0] + A[0, 1] * B[1, 0] + A[0, 2] * B[2, 0]
+    out[1, 1] = A[1, 0] * B[0, 1] + A[1, 1] * B[1, 1] + A[1, 2] * B[2, 1]
+    out[2, 2] = A[2, 0] * B[0, 2] + A[2, 1] * B[1, 2] + A[2, 2] * B[2, 2]
+    out[0, 1] = out[1, 0] = A[0, 0] * B[0, 1] + A[0, 1] * B[1, 1] + A[0, 2] * B[2, 1]
+    out[0, 2] = out[2, 0] = A[0, 0] * B[0, 2] + A[0, 1] * B[1, 2] + A[0, 2] * B[2, 2]
+    out[1, 2] = out[2, 1] = A[1, 0] * B[0, 2] + A[1, 1] * B[1, 2] + A[1, 2] * B[2, 2]
+
+
+@kernel(inline="always")
+def matmul_tn_symmetric(A, B, out):
+    """out = Aᵀ B for a product known to be symmetric (e.g. Bᵀ D⁻¹ B): six entries, mirrored."""
+    out[0, 0] = A[0, 0] * B[0, 0] + A[1, 0] * B[1, 0] + A[2, 0] * B[2, 0]
+    out[1, 1] = A[0, 1] * B[0, 1] + A[1, 1] * B[1, 1] + A[2, 1] * B[2, 1]
+    out[2, 2] = A[0, 2] * B[0, 2] + A[1, 2] * B[1, 2] + A[2, 2] * B[2, 2]
+    out[0, 1] = out[1, 0] = A[0, 0] * B[0, 1] + A[1, 0] * B[1, 1] + A[2, 0] * B[2, 1]
+    out[0, 2] = out[2, 0] = A[0, 0] * B[0, 2] + A[1, 0] * B[1, 2] + A[2, 0] * B[2, 2]
+    out[1, 2] = out[2, 1] = A[0, 1] * B[0, 2] + A[1, 1] * B[1, 2] + A[2, 1] * B[2, 2]
+
+
+@kernel(inline="always")
+def skew_matmul(d, M, out):
+    """out = d^× M: each column of M crossed with d from the left."""
+    d0, d1, d2 = d[0], d[1], d[2]
+    for j in range(3):
+        m0, m1, m2 = M[0, j], M[1, j], M[2, j]
+        out[0, j] = d1 * m2 - d2 * m1
+        out[1, j] = d2 * m0 - d0 * m2
+        out[2, j] = d0 * m1 - d1 * m0
+
+
+@kernel(inline="always")
+def matmul_skew(M, d, out):
+    """out = M d^×: row i is M[i, :] × d."""
+    d0, d1, d2 = d[0], d[1], d[2]
+    for i in range(3):
+        m0, m1, m2 = M[i, 0], M[i, 1], M[i, 2]
+        out[i, 0] = m1 * d2 - m2 * d1
+        out[i, 1] = m2 * d0 - m0 * d2
+        out[i, 2] = m0 * d1 - m1 * d0

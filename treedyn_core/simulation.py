@@ -213,6 +213,7 @@ class Simulation:
         if bad >= 0:
             if done == 0:
                 self.q[:], self.v[:] = q_before, v_before
+            self._kinematics()
             raise SimulationDiverged(
                 f"the simulation diverged at t = {self.time:.4f} s: limb "
                 f"'{self.tree.names[bad]}' got a non-finite angular rate (dt = {self.dt:g} s, "

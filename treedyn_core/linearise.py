@@ -1,0 +1,669 @@
+"""The tree linearised about a static equilibrium: M, K, C in joint coordinates (DESIGN §7).
+
+Coordinates are the simulator's: joint i's rotation (child → parent axes) is
+perturbed as ``R_i → R_i exp(ε_i^×)``, ε_i in the child's axes, and its rate is
+the joint rate ``v_i`` (child axes). About a static equilibrium
+``M ε̈ + C ε̇ + K ε = 0`` with
+
+- ``M``: the joint-space mass matrix, by the composite-rigid-body algorithm
+  (RBDA §6.2) about each joint's base point;
+- ``K = K_spring + K_gravity``: the exact Hessian of the potential in these
+  coordinates. ``K_spring`` is block-diagonal, the second variation of
+  ``½ θᵀ(sK)θ`` (s the stiffness scale), derived in closed form below (at
+  θ ≠ 0 it is not ``sK``); ``K_gravity`` is the Hessian of
+  ``V_g = −Σ m g·r_com``, nonzero for ancestor/descendant pairs only;
+- ``C``: block-diagonal, the damping scale times each joint's damper (it acts
+  on the relative rate ``v``).
+
+Only blocks of ancestor/descendant joint pairs are nonzero in M and K
+("branch-induced sparsity", RBDA §6.5). They are stored in `BlockTreeMatrix`,
+which factors ``A = F D Fᵀ`` in that pattern without fill (children before
+parents), solves in O(N·depth), and counts negative eigenvalues (Sylvester's
+law of inertia): the sparse direct solver of the Newton statics and of the
+shift-invert eigen-solver in `modes`.
+
+Every array here is in the tree's breadth-first order; a joint's three
+coordinates are the consecutive entries ``3i, 3i+1, 3i+2``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse
+
+from . import so3
+from .articulated import subtree_gravity_moments
+from .errors import TreedynError
+from .integrators import joint_torques
+from . import linalg3 as la
+from .kernel import kernel
+
+# -- the pattern of ancestor/descendant pairs ----------------------------------------------------
+
+
+def pair_pattern(parent: np.ndarray, depth: np.ndarray):
+    """Ancestor/descendant joint pairs of a breadth-first tree.
+
+    Returns ``(pair_start (N + 1,), pair_node (P,), pair_anc (P,))``: the pairs of joint i
+    are ``pair_start[i] + k`` for k = 0 … depth[i], pairing i with its k-th ancestor
+    ``pair_anc`` (k = 0: i itself). P = Σ (depth + 1).
+    """
+    n = parent.shape[0]
+    pair_start = np.zeros(n + 1, dtype=np.int64)
+    pair_start[1:] = np.cumsum(depth + 1)
+    pair_node = np.repeat(np.arange(n, dtype=np.int64), depth + 1)
+    pair_anc = np.empty(pair_start[-1], dtype=np.int64)
+    _fill_ancestors(parent, pair_start, pair_anc)
+    return pair_start, pair_node, pair_anc
+
+
+@kernel
+def _fill_ancestors(parent, pair_start, pair_anc):
+    for i in range(parent.shape[0]):
+        a = i
+        for p in range(pair_start[i], pair_start[i + 1]):
+            pair_anc[p] = a
+            a = parent[a]
+
+
+class BlockTreeMatrix:
+    """A symmetric (3N, 3N) matrix whose only nonzero 3×3 blocks join a joint and an ancestor.
+
+    ``blocks[p]`` (P, 3, 3) is the block of rows ``pair_anc[p]``, columns ``pair_node[p]``;
+    the transposed block is implied. Diagonal blocks (k = 0) must be symmetric.
+    """
+
+    def __init__(self, pattern, blocks: np.ndarray):
+        self.pattern = pattern
+        self.blocks = blocks
+
+    @property
+    def n_dof(self) -> int:
+        return 3 * (self.pattern[0].shape[0] - 1)
+
+    def diagonal_blocks(self) -> np.ndarray:
+        """(N, 3, 3) the joints' own blocks."""
+        return self.blocks[self.pattern[0][:-1]]
+
+    def plus_diagonal(self, diagonal: np.ndarray) -> "BlockTreeMatrix":
+        """This matrix plus a block-diagonal one (N, 3, 3)."""
+        blocks = self.blocks.copy()
+        blocks[self.pattern[0][:-1]] += diagonal
+        return BlockTreeMatrix(self.pattern, blocks)
+
+    def combined(self, other: "BlockTreeMatrix", factor: float) -> "BlockTreeMatrix":
+        """self + factor · other (same pattern)."""
+        return BlockTreeMatrix(self.pattern, self.blocks + factor * other.blocks)
+
+    def matvec(self, x: np.ndarray) -> np.ndarray:
+        """A x for x (3N,) or (3N, k)."""
+        x = np.asarray(x, dtype=float)
+        flat = x.ndim == 1
+        X = np.ascontiguousarray(x.reshape(-1, 3, 1) if flat else x.reshape(-1, 3, x.shape[1]))
+        Y = np.zeros_like(X)
+        _, pair_node, pair_anc = self.pattern
+        _block_matvec(pair_node, pair_anc, self.blocks, X, Y)
+        return Y.reshape(-1) if flat else Y.reshape(x.shape)
+
+    def to_sparse(self) -> scipy.sparse.csc_matrix:
+        """The full symmetric matrix, scipy.sparse CSC."""
+        _, node, anc = self.pattern
+        rows = 3 * anc[:, None, None] + np.arange(3)[None, :, None]
+        cols = 3 * node[:, None, None] + np.arange(3)[None, None, :]
+        rows, cols = np.broadcast_arrays(rows, cols)
+        off = node != anc
+        r = np.concatenate([rows.ravel(), cols[off].ravel()])
+        c = np.concatenate([cols.ravel(), rows[off].ravel()])
+        data = np.concatenate([self.blocks.ravel(), self.blocks[off].ravel()])
+        n = self.n_dof
+        return scipy.sparse.csc_matrix((data, (r, c)), shape=(n, n))
+
+    def to_dense(self) -> np.ndarray:
+        """The full symmetric matrix as a dense (3N, 3N) array (small trees)."""
+        return self.to_sparse().toarray()
+
+    def factor(self) -> "BlockTreeFactor":
+        """``A = F D Fᵀ`` in the pair pattern, children eliminated before parents (no fill)."""
+        pair_start, _, pair_anc = self.pattern
+        F = self.blocks.copy()
+        n = pair_start.shape[0] - 1
+        D_inv = np.empty((n, 3, 3))
+        negative = np.zeros(n, dtype=np.int64)
+        ok = _ldl_factor(pair_start, pair_anc, F, D_inv, negative)
+        return BlockTreeFactor(self.pattern, F, D_inv, int(negative.sum()), bool(ok))
+
+
+@dataclass
+class BlockTreeFactor:
+    """``A = F D Fᵀ`` of a `BlockTreeMatrix`: F unit "ancestor-triangular" (its off-diagonal
+    blocks in the pair pattern), ``D_inv`` (N, 3, 3) the inverse pivots, ``negative`` the
+    number of negative eigenvalues of A (of D, by Sylvester's law), ``ok`` False when a pivot
+    block was singular."""
+
+    pattern: tuple
+    F: np.ndarray
+    D_inv: np.ndarray
+    negative: int
+    ok: bool
+
+    def solve(self, b: np.ndarray) -> np.ndarray:
+        """A⁻¹ b for b (3N,) or (3N, k)."""
+        b = np.asarray(b, dtype=float)
+        flat = b.ndim == 1
+        X = np.array(b.reshape(-1, 3, 1) if flat else b.reshape(-1, 3, b.shape[1]), dtype=float)
+        pair_start, _, pair_anc = self.pattern
+        _ldl_solve(pair_start, pair_anc, self.F, self.D_inv, X)
+        return X.reshape(-1) if flat else X.reshape(b.shape)
+
+
+@kernel
+def _block_matvec(pair_node, pair_anc, blocks, X, Y):
+    """Y += A X over the pairs: block (anc, node) and its transpose."""
+    m = X.shape[2]
+    for p in range(pair_node.shape[0]):
+        i = pair_node[p]
+        a = pair_anc[p]
+        for c in range(m):
+            for r in range(3):
+                acc = 0.0
+                for s in range(3):
+                    acc += blocks[p, r, s] * X[i, s, c]
+                Y[a, r, c] += acc
+            if a != i:
+                for r in range(3):
+                    acc = 0.0
+                    for s in range(3):
+                        acc += blocks[p, s, r] * X[a, s, c]
+                    Y[i, r, c] += acc
+
+
+@kernel
+def _ldl_factor(pair_start, pair_anc, F, D_inv, negative):
+    """In place: F (the pair blocks of A) → the factor's off-diagonal blocks A[a, i] D_i⁻¹.
+
+    Joint i is eliminated after all its descendants (i from N−1 down to 0); its pivot is the
+    updated diagonal block D_i, and for ancestors a (k-th) and b (l-th, l ≥ k) of i the block
+    (b, a) — the (l − k)-th pair of a — loses A[b, i] D_i⁻¹ A[i, a]. Both a and b are
+    ancestors of i, so the update never leaves the pattern (no fill). Returns False on a
+    singular pivot.
+    """
+    n = pair_start.shape[0] - 1
+    D = np.empty((3, 3))
+    W = np.empty((3, 3))
+    for i in range(n - 1, -1, -1):
+        s = pair_start[i]
+        for r in range(3):
+            for c in range(3):
+                D[r, c] = 0.5 * (F[s, r, c] + F[s, c, r])
+        eig = np.linalg.eigvalsh(D)
+        scale = max(abs(eig[0]), abs(eig[2]))
+        if scale == 0.0 or min(abs(eig[0]), abs(eig[1]), abs(eig[2])) <= 1e-15 * scale:
+            return False
+        for e in range(3):
+            if eig[e] < 0.0:
+                negative[i] += 1
+        D_inv[i] = np.linalg.inv(D)
+        depth = pair_start[i + 1] - s - 1
+        for k in range(1, depth + 1):
+            a = pair_anc[s + k]
+            # W = A[a, i] D⁻¹ (the factor block), kept in F; A[b, a] -= W A[i, a]ᵀ… below.
+            for r in range(3):
+                for c in range(3):
+                    W[r, c] = (F[s + k, r, 0] * D_inv[i, 0, c] + F[s + k, r, 1] * D_inv[i, 1, c]
+                               + F[s + k, r, 2] * D_inv[i, 2, c])
+            sa = pair_start[a]
+            for l in range(k, depth + 1):
+                # block (b, a), b the l-th ancestor of i: −= A[b, i] D⁻¹ A[a, i]ᵀ = A[b, i] Wᵀ
+                t = sa + (l - k)
+                for r in range(3):
+                    for c in range(3):
+                        F[t, r, c] -= (F[s + l, r, 0] * W[c, 0] + F[s + l, r, 1] * W[c, 1]
+                                       + F[s + l, r, 2] * W[c, 2])
+        # Only now overwrite A[a, i] by its factor block (the updates above read A[b, i]).
+        for k in range(1, depth + 1):
+            for r in range(3):
+                for c in range(3):
+                    W[r, c] = (F[s + k, r, 0] * D_inv[i, 0, c] + F[s + k, r, 1] * D_inv[i, 1, c]
+                               + F[s + k, r, 2] * D_inv[i, 2, c])
+            for r in range(3):
+                for c in range(3):
+                    F[s + k, r, c] = W[r, c]
+    return True
+
+
+@kernel
+def _ldl_solve(pair_start, pair_anc, F, D_inv, X):
+    """In place X ← A⁻¹ X with A = F D Fᵀ (X (N, 3, m))."""
+    n = pair_start.shape[0] - 1
+    m = X.shape[2]
+    z = np.empty(3)
+    # F z = b: a joint's value is final once all its descendants are done.
+    for i in range(n - 1, -1, -1):
+        s = pair_start[i]
+        for k in range(1, pair_start[i + 1] - s):
+            a = pair_anc[s + k]
+            for c in range(m):
+                for r in range(3):
+                    X[a, r, c] -= (F[s + k, r, 0] * X[i, 0, c] + F[s + k, r, 1] * X[i, 1, c]
+                                   + F[s + k, r, 2] * X[i, 2, c])
+    for i in range(n):
+        for c in range(m):
+            for r in range(3):
+                z[r] = (D_inv[i, r, 0] * X[i, 0, c] + D_inv[i, r, 1] * X[i, 1, c]
+                        + D_inv[i, r, 2] * X[i, 2, c])
+            for r in range(3):
+                X[i, r, c] = z[r]
+    # Fᵀ x = y: ancestors first.
+    for i in range(n):
+        s = pair_start[i]
+        for k in range(1, pair_start[i + 1] - s):
+            a = pair_anc[s + k]
+            for c in range(m):
+                for r in range(3):
+                    X[i, r, c] -= (F[s + k, 0, r] * X[a, 0, c] + F[s + k, 1, r] * X[a, 1, c]
+                                   + F[s + k, 2, r] * X[a, 2, c])
+
+
+# -- kinematics and composite bodies -------------------------------------------------------------
+
+
+@kernel
+def poses(parent, base_offset, R_rel, C_IF, base):
+    """Outward pass: C_IF (N, 3, 3) limb → inertial and base (N, 3) m from the joint rotations
+    R_rel (N, 3, 3), child → parent axes."""
+    d = np.empty(3)
+    for i in range(parent.shape[0]):
+        p = parent[i]
+        if p < 0:
+            C_IF[i] = R_rel[i]
+            base[i] = base_offset[i]
+        else:
+            la.matmul(C_IF[p], R_rel[i], C_IF[i])
+            la.matvec(C_IF[p], base_offset[i], d)
+            for r in range(3):
+                base[i, r] = base[p, r] + d[r]
+
+
+@kernel
+def composite_bodies(parent, mass, com_offset, inertia_com, C_IF, base, sub_m, sub_h, sub_J):
+    """Inward pass: each joint's subtree as one rigid body about the joint (its base point).
+
+    sub_m (N,) kg; sub_h (N, 3) kg m, Σ m (r_com − base); sub_J (N, 3, 3) kg m², rotational
+    inertia about the base; inertial axes. Shifting a child's body by s = base_child −
+    base_parent: h' = h + m s, J' = J + 2(h·s) 1 − h sᵀ − s hᵀ + m (|s|² 1 − s sᵀ).
+    """
+    n = parent.shape[0]
+    rho = np.empty(3)
+    Ic = np.empty((3, 3))
+    s = np.empty(3)
+    for i in range(n):
+        la.matvec(C_IF[i], com_offset[i], rho)
+        la.congruence(C_IF[i], inertia_com[i], Ic)
+        m = mass[i]
+        sub_m[i] = m
+        sub_h[i] = m * rho
+        rr = rho[0] * rho[0] + rho[1] * rho[1] + rho[2] * rho[2]
+        for r in range(3):
+            for c in range(3):
+                sub_J[i, r, c] = 0.5 * (Ic[r, c] + Ic[c, r]) - m * rho[r] * rho[c]
+            sub_J[i, r, r] += m * rr
+    for i in range(n - 1, 0, -1):
+        p = parent[i]
+        for r in range(3):
+            s[r] = base[i, r] - base[p, r]
+        h = sub_h[i]
+        m = sub_m[i]
+        hs = h[0] * s[0] + h[1] * s[1] + h[2] * s[2]
+        ss = s[0] * s[0] + s[1] * s[1] + s[2] * s[2]
+        for r in range(3):
+            for c in range(3):
+                sub_J[p, r, c] += sub_J[i, r, c] - h[r] * s[c] - s[r] * h[c] - m * s[r] * s[c]
+            sub_J[p, r, r] += 2.0 * hs + m * ss
+        sub_m[p] += m
+        for r in range(3):
+            sub_h[p, r] += h[r] + m * s[r]
+
+
+@kernel
+def _mass_blocks(pair_node, pair_anc, C_IF, base, sub_h, sub_J, out):
+    """CRBA (RBDA §6.2) about the joints: M[j, i] = C_jᵀ (J_i − d^× h_i^×) C_i, j an ancestor of
+    i (or i), d = base_i − base_j, J_i, h_i the composite body of i's subtree about base_i."""
+    X = np.empty((3, 3))
+    T = np.empty((3, 3))
+    d = np.empty(3)
+    for p in range(pair_node.shape[0]):
+        i = pair_node[p]
+        j = pair_anc[p]
+        h = sub_h[i]
+        for r in range(3):
+            d[r] = base[i, r] - base[j, r]
+        dh = d[0] * h[0] + d[1] * h[1] + d[2] * h[2]
+        # −d^× h^× = (d·h) 1 − h dᵀ
+        for r in range(3):
+            for c in range(3):
+                X[r, c] = sub_J[i, r, c] - h[r] * d[c]
+            X[r, r] += dh
+        la.matmul(X, C_IF[i], T)
+        la.matmul_tn(C_IF[j], T, out[p])
+        if i == j:
+            for r in range(3):
+                for c in range(r + 1, 3):
+                    v = 0.5 * (out[p, r, c] + out[p, c, r])
+                    out[p, r, c] = v
+                    out[p, c, r] = v
+
+
+@kernel
+def _gravity_blocks(pair_node, pair_anc, C_IF, sub_h, g, out):
+    """Hessian of V_g = −Σ m g·r_com: turning joint j by w_j = C_j ε_j (inertial axes) moves the
+    points of i's subtree by w_j × (w_i × (r − base_i)) at second order, so
+    K_g[j, i] = C_jᵀ (−g^× h_i^×) C_i = C_jᵀ ((g·h_i) 1 − h_i gᵀ) C_i for j a strict ancestor of
+    i, and its symmetric part on the diagonal."""
+    X = np.empty((3, 3))
+    T = np.empty((3, 3))
+    for p in range(pair_node.shape[0]):
+        i = pair_node[p]
+        j = pair_anc[p]
+        h = sub_h[i]
+        gh = g[0] * h[0] + g[1] * h[1] + g[2] * h[2]
+        for r in range(3):
+            for c in range(3):
+                if i == j:
+                    X[r, c] = -0.5 * (h[r] * g[c] + g[r] * h[c])
+                else:
+                    X[r, c] = -h[r] * g[c]
+            X[r, r] += gh
+        la.matmul(X, C_IF[i], T)
+        la.matmul_tn(C_IF[j], T, out[p])
+        if i == j:
+            for r in range(3):
+                for c in range(r + 1, 3):
+                    v = 0.5 * (out[p, r, c] + out[p, c, r])
+                    out[p, r, c] = v
+                    out[p, c, r] = v
+
+
+# -- the spring's exact second variation ---------------------------------------------------------
+
+# |B_2k| / (2k)! for k = 1 … 7: b(φ) = Σ |B_2k| φ^(2k−2) / (2k)!  (Bernoulli numbers).
+_B_SERIES = np.array([1 / 6, 1 / 30, 1 / 42, 1 / 30, 5 / 66, 691 / 2730, 7 / 6]) / np.array(
+    [2.0, 24.0, 720.0, 40320.0, 3628800.0, 479001600.0, 87178291200.0])
+# Below this angle (rad) b and b'/φ come from the series: the closed forms cancel (b' loses
+# ~4 digits at 0.5 rad), the series' next term is below 1e-15 relative there.
+_SERIES_ANGLE = 0.5
+
+
+def _b_and_derivative(phi: np.ndarray):
+    """b(φ) = 1/φ² − (1 + cos φ)/(2φ sin φ) of J_r⁻¹ = 1 + ½θ^× + b θ^×θ^×, and b'(φ)/φ."""
+    b = np.empty_like(phi)
+    bp = np.empty_like(phi)
+    small = phi < _SERIES_ANGLE
+    x = phi[small] ** 2
+    b[small] = np.polyval(_B_SERIES[::-1], x)
+    # b'/φ = Σ_{k≥2} (2k − 2) c_k φ^(2k−4)
+    coef = (2.0 * np.arange(1, 7)) * _B_SERIES[1:]
+    bp[small] = np.polyval(coef[::-1], x)
+    f = phi[~small]
+    half_cot = 1.0 / np.tan(0.5 * f)
+    b[~small] = 1.0 / f**2 - half_cot / (2.0 * f)
+    bp[~small] = (-2.0 / f**3 + 1.0 / (4.0 * f * np.sin(0.5 * f) ** 2)
+                  + half_cot / (2.0 * f**2)) / f
+    return b, bp
+
+
+def _hat_many(w: np.ndarray) -> np.ndarray:
+    out = np.zeros(w.shape[:-1] + (3, 3))
+    out[..., 0, 1], out[..., 0, 2] = -w[..., 2], w[..., 1]
+    out[..., 1, 0], out[..., 1, 2] = w[..., 2], -w[..., 0]
+    out[..., 2, 0], out[..., 2, 1] = -w[..., 1], w[..., 0]
+    return out
+
+
+def spring_hessians(R_rel: np.ndarray, spring_C_rel: np.ndarray, stiffness: np.ndarray,
+                    k_scale: float) -> np.ndarray:
+    """(N, 3, 3) N m/rad: the exact second variation of each joint's ½ θᵀ(sK)θ, child axes.
+
+    With E = C_springᵀ R exp(ε^×) and θ = log(E)^∨, the gradient at the perturbed point in
+    its own right-trivialisation is g(ε) = J_r⁻ᵀ(θ) sKθ (= −τ of `joints.spring_torque`), and
+    dθ/dε = J_r⁻¹(θ) at ε = 0. Then dg/dε = H + ½ g^× (H the Hessian in ε, g^× the
+    derivative of the trivialisation), so H = sym[(∂_θ(J_r⁻ᵀ(θ) y)|_(y = sKθ) + J_r⁻ᵀ sK) J_r⁻¹]
+    with J_r⁻ᵀ(θ) y = y − ½ θ×y + b(φ) θ×(θ×y), whose θ-derivative at fixed y is
+    ½ y^× + b (θ yᵀ + (θ·y) 1 − 2 y θᵀ) + (b'(φ)/φ) (θ×(θ×y)) θᵀ. At θ = 0 this is sK.
+    """
+    E = np.einsum("nji,njk->nik", spring_C_rel, R_rel)
+    theta = so3.log_many(E)
+    Ks = k_scale * stiffness
+    y = np.einsum("nij,nj->ni", Ks, theta)
+    phi = np.linalg.norm(theta, axis=1)
+    b, bp = _b_and_derivative(phi)
+    T = _hat_many(theta)
+    T2 = T @ T
+    eye = np.eye(3)
+    Jr_inv = eye + 0.5 * T + b[:, None, None] * T2
+    Jr_invT = eye - 0.5 * T + b[:, None, None] * T2
+    tty = np.cross(theta, np.cross(theta, y))
+    ty = np.einsum("ni,ni->n", theta, y)
+    D = (0.5 * _hat_many(y)
+         + b[:, None, None] * (np.einsum("ni,nj->nij", theta, y) + ty[:, None, None] * eye
+                               - 2.0 * np.einsum("ni,nj->nij", y, theta))
+         + bp[:, None, None] * np.einsum("ni,nj->nij", tty, theta))
+    G = (D + Jr_invT @ Ks) @ Jr_inv
+    return 0.5 * (G + np.transpose(G, (0, 2, 1)))
+
+
+# -- the model about a configuration -------------------------------------------------------------
+
+
+class Configuration:
+    """The tree's static model (arrays of a `Simulation`) at joint rotations R_rel."""
+
+    def __init__(self, sim, R_rel: np.ndarray, gravity: np.ndarray | None = None):
+        tree = sim.tree
+        self.sim = sim
+        self.tree = tree
+        self.R_rel = np.ascontiguousarray(R_rel, dtype=float)
+        self.gravity = np.asarray(sim.gravity if gravity is None else gravity, dtype=float)
+        n = tree.n
+        self.C_IF = np.empty((n, 3, 3))
+        self.base = np.empty((n, 3))
+        poses(tree.parent, tree.base_offset, self.R_rel, self.C_IF, self.base)
+
+    def generalized_forces(self) -> np.ndarray:
+        """(N, 3) N m, child axes: spring torques plus the moments of the subtrees' weights
+        about their joints (= −∂V/∂ε); zero at a static equilibrium."""
+        t, sim, n = self.tree, self.sim, self.tree.n
+        tau = np.empty((n, 3))
+        joint_torques(self.R_rel, np.zeros((n, 3)), sim.spring_C_rel, t.stiffness, t.damping,
+                      sim.stiffness_scale, 0.0, 0.0, np.empty((n, 3)), tau)
+        G = np.empty((n, 3))
+        subtree_gravity_moments(t.parent, t.mass, t.com_offset, self.C_IF, self.base,
+                                self.gravity, np.empty(n), np.empty((n, 3)), G)
+        return tau + G
+
+    def composite(self):
+        t, n = self.tree, self.tree.n
+        sub_m, sub_h, sub_J = np.empty(n), np.empty((n, 3)), np.empty((n, 3, 3))
+        composite_bodies(t.parent, t.mass, t.com_offset, t.inertia_com, self.C_IF, self.base,
+                         sub_m, sub_h, sub_J)
+        return sub_m, sub_h, sub_J
+
+
+def tree_pattern(tree):
+    return pair_pattern(tree.parent, tree.depth)
+
+
+def mass_matrix(config: Configuration, pattern=None) -> BlockTreeMatrix:
+    """Joint-space mass matrix M (kg m²), ½ vᵀ M v the kinetic energy."""
+    pattern = pattern or tree_pattern(config.tree)
+    _, sub_h, sub_J = config.composite()
+    blocks = np.empty((pattern[1].shape[0], 3, 3))
+    _mass_blocks(pattern[1], pattern[2], config.C_IF, config.base, sub_h, sub_J, blocks)
+    return BlockTreeMatrix(pattern, blocks)
+
+
+def gravity_stiffness(config: Configuration, pattern=None) -> BlockTreeMatrix:
+    """Gravity's geometric stiffness (N m/rad): the exact Hessian of V_g in the joint
+    coordinates (negative where gravity destabilises: an upright tree)."""
+    pattern = pattern or tree_pattern(config.tree)
+    _, sub_h, _ = config.composite()
+    blocks = np.empty((pattern[1].shape[0], 3, 3))
+    _gravity_blocks(pattern[1], pattern[2], config.C_IF, sub_h, config.gravity, blocks)
+    return BlockTreeMatrix(pattern, blocks)
+
+
+def stiffness_matrix(config: Configuration, pattern=None) -> BlockTreeMatrix:
+    """K = K_gravity + K_spring (block-diagonal exact spring Hessians), N m/rad."""
+    sim = config.sim
+    spring = spring_hessians(config.R_rel, sim.spring_C_rel, config.tree.stiffness,
+                             sim.stiffness_scale)
+    return gravity_stiffness(config, pattern).plus_diagonal(spring)
+
+
+@dataclass
+class LinearModel:
+    """``M ε̈ + C ε̇ + K ε = 0`` about the static equilibrium ``R_rel`` (breadth-first order).
+
+    M, K : BlockTreeMatrix (3N, 3N), kg m² and N m/rad; K = K_spring + K_gravity.
+    K_spring : (N, 3, 3) N m/rad, block-diagonal (the spring's exact second variation).
+    K_gravity : BlockTreeMatrix, N m/rad.
+    C : (N, 3, 3) N m s/rad, block-diagonal (damping scale applied).
+    equilibrium : Equilibrium
+    """
+
+    M: BlockTreeMatrix
+    K: BlockTreeMatrix
+    K_spring: np.ndarray
+    K_gravity: BlockTreeMatrix
+    C: np.ndarray
+    equilibrium: "Equilibrium"
+
+    def C_sparse(self) -> scipy.sparse.csc_matrix:
+        return scipy.sparse.block_diag(list(self.C), format="csc") if len(self.C) < 64 else \
+            _block_diagonal_sparse(self.C)
+
+
+def _block_diagonal_sparse(blocks: np.ndarray) -> scipy.sparse.csc_matrix:
+    n = blocks.shape[0]
+    rows = (3 * np.arange(n)[:, None, None] + np.arange(3)[None, :, None]) + np.zeros((1, 1, 3),
+                                                                                      int)
+    cols = np.transpose(rows, (0, 2, 1))
+    return scipy.sparse.csc_matrix((blocks.ravel(), (rows.ravel(), cols.ravel())),
+                                   shape=(3 * n, 3 * n))
+
+
+def linearise(sim, equilibrium: "Equilibrium | None" = None) -> LinearModel:
+    """The tree of `sim` linearised about its static equilibrium under gravity (found by
+    `static_equilibrium` unless given), wind off."""
+    equilibrium = equilibrium or static_equilibrium(sim)
+    config = Configuration(sim, equilibrium.R_rel)
+    pattern = tree_pattern(sim.tree)
+    spring = spring_hessians(config.R_rel, sim.spring_C_rel, sim.tree.stiffness,
+                             sim.stiffness_scale)
+    K_gravity = gravity_stiffness(config, pattern)
+    return LinearModel(M=mass_matrix(config, pattern), K=K_gravity.plus_diagonal(spring),
+                       K_spring=spring, K_gravity=K_gravity,
+                       C=sim.damping_scale * sim.tree.damping, equilibrium=equilibrium)
+
+
+# -- static equilibrium ----------------------------------------------------------------------------
+
+# Newton stops when the largest joint correction is below this (rad): far below anything a
+# mode depends on, and reached in 1–2 steps past quadratic convergence.
+NEWTON_STEP_TOLERANCE = 1e-12
+# ... and accepts the result when the residual is this small relative to the force scale
+# (the largest subtree weight moment or spring torque at the start).
+NEWTON_RESIDUAL_TOLERANCE = 1e-9
+NEWTON_MAX_ITERATIONS = 40
+# A Newton correction larger than this (rad, at any joint) counts as a failed step: the
+# linearisation is no guide that far, and load stepping takes over.
+NEWTON_MAX_STEP = 0.5
+# Load stepping on gravity: first increment, and the smallest before giving up.
+LOAD_STEP_FIRST = 0.25
+LOAD_STEP_MIN = 1.0 / 4096.0
+
+
+@dataclass
+class Equilibrium:
+    """A static equilibrium: joint rotations R_rel (N, 3, 3), child → parent axes,
+    breadth-first order; how it was found ('prestressed rest pose', 'Newton', 'Newton with
+    load stepping'); Newton iterations; the final residual (N m, max norm)."""
+
+    R_rel: np.ndarray
+    method: str
+    iterations: int
+    residual: float
+
+
+def _newton(sim, R: np.ndarray, gravity: np.ndarray, force_scale: float, pattern):
+    """Newton's method on the joint rotations from R; (R, iterations) or None on failure."""
+    for iteration in range(NEWTON_MAX_ITERATIONS + 1):
+        config = Configuration(sim, R, gravity)
+        Q = config.generalized_forces()
+        if not np.all(np.isfinite(Q)):
+            return None
+        if np.abs(Q).max() <= 1e-14 * force_scale:
+            return R, iteration
+        if iteration == NEWTON_MAX_ITERATIONS:
+            break
+        factor = stiffness_matrix(config, pattern).factor()
+        if not factor.ok:
+            return None
+        delta = factor.solve(Q.reshape(-1)).reshape(-1, 3)
+        size = np.linalg.norm(delta, axis=1).max()
+        if not np.isfinite(size) or size > NEWTON_MAX_STEP:
+            return None
+        R = R @ so3.exp_many(delta)
+        if size <= NEWTON_STEP_TOLERANCE:
+            Q = Configuration(sim, R, gravity).generalized_forces()
+            if np.abs(Q).max() <= NEWTON_RESIDUAL_TOLERANCE * force_scale:
+                return R, iteration + 1
+            return None
+    return None
+
+
+def static_equilibrium(sim) -> Equilibrium:
+    """The tree's static equilibrium under gravity, wind off (DESIGN §7).
+
+    The rest pose when it already is one (a prestressed tree with the stiffness scale it was
+    prestressed with); otherwise Newton's method on the joint rotations from the rest pose
+    (residual: the generalized forces; tangent: the exact stiffness matrix K), and if a full
+    Newton step fails, load stepping on gravity from the unloaded spring rest pose. Raises
+    TreedynError if no equilibrium is found.
+    """
+    tree = sim.tree
+    pattern = tree_pattern(tree)
+    R0 = np.ascontiguousarray(tree.rest_C_rel)
+    Q0 = Configuration(sim, R0).generalized_forces()
+    spring0 = Configuration(sim, R0, np.zeros(3)).generalized_forces()
+    force_scale = max(np.abs(Q0 - spring0).max(), np.abs(spring0).max(), 1e-300)
+    residual0 = float(np.abs(Q0).max())
+    if residual0 <= NEWTON_RESIDUAL_TOLERANCE * force_scale:
+        method = "prestressed rest pose" if sim.prestressed else "rest pose"
+        return Equilibrium(R0, method, 0, residual0)
+    found = _newton(sim, R0, sim.gravity, force_scale, pattern)
+    if found is not None:
+        R, iterations = found
+        return Equilibrium(R, "Newton", iterations, _residual(sim, R))
+    # Load stepping: from the unloaded spring rest pose (θ = 0 at every joint), gravity on.
+    R, reached, step, iterations = np.ascontiguousarray(sim.spring_C_rel), 0.0, LOAD_STEP_FIRST, 0
+    while reached < 1.0:
+        target = min(1.0, reached + step)
+        found = _newton(sim, R, target * sim.gravity, force_scale, pattern)
+        if found is None:
+            step *= 0.5
+            if step < LOAD_STEP_MIN:
+                raise TreedynError(
+                    f"no static equilibrium under gravity was found: Newton's method with load "
+                    f"stepping stalled at {100 * reached:.1f} % of gravity (the tree is too "
+                    f"soft to carry its weight; stiffen it or prestress it)")
+            continue
+        R, iterations = found[0], iterations + found[1]
+        reached = target
+        step = min(2.0 * step, 0.5)
+    return Equilibrium(R, "Newton with load stepping", iterations, _residual(sim, R))
+
+
+def _residual(sim, R) -> float:
+    return float(np.abs(Configuration(sim, R).generalized_forces()).max())

@@ -1,0 +1,201 @@
+"""The `dop853` reference integrator (DESIGN §4): `scipy.integrate.solve_ivp`, method DOP853.
+
+The state is a flat vector of quaternions (as vectors in R⁴, ``q̇ = ½ q ⊗ (0, ω)``)
+and rates; the quaternions are renormalised whenever the state is handed back.
+
+- articulated model: joint quaternions (4N) + joint rates (3N), the joint
+  accelerations from the articulated step's own dynamics with nothing implicit
+  (``integrators._dynamics(..., implicit_h=0)``);
+- seed model: absolute quaternions (4N) + body rates (3N) (`seed_model.seed_rates`);
+- a `freebody.FreeBody`: its 13-vector.
+
+External loads and the wind field are held at their values of the start of each
+output step dt, as the other integrators hold the wind over a step; the wind is
+advanced by dt after it. With aerodynamics off one solve spans the whole call.
+Tolerances: ``rtol``, ``atol`` (default 1e-10). Slow: for validation and `treedyn run`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.integrate import solve_ivp
+
+from .integrators import _dynamics
+from .kernel import kernel
+from .seed_model import SeedDynamics, quat_rate
+from .wind import advance_wind
+
+DEFAULT_RTOL = 1e-10
+DEFAULT_ATOL = 1e-10
+
+
+@kernel
+def articulated_rates(model, y, ext_force, ext_torque, k_scale, c_scale, w, air, q, v, out):
+    """dy/dt (7N,) of the articulated model's flat state y = [q (4N), v (3N)]; q (N, 4),
+    v (N, 3) scratch copies of the state."""
+    n = q.shape[0]
+    for i in range(n):
+        for r in range(4):
+            q[i, r] = y[4 * i + r]
+        for r in range(3):
+            v[i, r] = y[4 * n + 3 * i + r]
+    _dynamics(model, q, v, ext_force, ext_torque, k_scale, c_scale, 0.0, w, air)
+    vdot = w[-1]
+    for i in range(n):
+        quat_rate(q[i], v[i], out[4 * i:4 * i + 4])
+        for r in range(3):
+            out[4 * n + 3 * i + r] = vdot[i, r]
+
+
+class _SimulationODE:
+    """A `Simulation` (either model) as y' = f(y): y = [quaternions (4N), rates (3N)]."""
+
+    def __init__(self, sim):
+        self.sim = sim
+        n = sim.tree.n
+        self.n_quaternions = n
+        self.air = sim._air()
+        self.seed = SeedDynamics(sim.tree, sim.inertia_base) if sim.model == "seed" else None
+        self._q = np.zeros((n, 4))
+        self._v = np.zeros((n, 3))
+        self._out = np.zeros(7 * n)
+
+    def state(self) -> np.ndarray:
+        if self.seed is not None:
+            return self.seed.state_vector(self.sim)
+        return np.concatenate([self.sim.q.ravel(), self.sim.v.ravel()])
+
+    def set_state(self, y: np.ndarray) -> None:
+        if self.seed is not None:
+            self.seed.set_state_vector(self.sim, y)
+            return
+        n = self.n_quaternions
+        q = y[:4 * n].reshape(n, 4)
+        self.sim.q[:] = q / np.linalg.norm(q, axis=1, keepdims=True)
+        self.sim.v[:] = y[4 * n:].reshape(n, 3)
+
+    def rhs(self, t: float, y: np.ndarray) -> np.ndarray:
+        sim = self.sim
+        out = np.empty_like(self._out)
+        if self.seed is not None:
+            self.seed.rates(sim, y, out, self.air)
+        else:
+            articulated_rates(sim._model(), y, sim.ext_force, sim.ext_torque,
+                              sim.stiffness_scale, sim.damping_scale, sim._work_tuple(),
+                              self.air, self._q, self._v, out)
+        return out
+
+    def advance_clock(self, duration: float, steps: int) -> None:
+        """After a solve: the wind by each of `steps` output steps (not the time: the caller's)."""
+        h = duration / steps
+        for _ in range(steps):
+            advance_wind(self.sim.wind.state, h)
+
+
+class _FreeBodyODE:
+    """A `freebody.FreeBody` as y' = f(y)."""
+
+    def __init__(self, body):
+        self.body = body
+
+    def state(self) -> np.ndarray:
+        return self.body.state_vector()
+
+    def set_state(self, y: np.ndarray) -> None:
+        self.body.set_state_vector(y)
+
+    def rhs(self, t: float, y: np.ndarray) -> np.ndarray:
+        out = np.empty(y.shape[0])
+        self.body.rates(y, out)
+        return out
+
+    def advance_clock(self, duration: float, steps: int) -> None:
+        pass
+
+
+def _ode(system):
+    from .freebody import FreeBody
+
+    return _FreeBodyODE(system) if isinstance(system, FreeBody) else _SimulationODE(system)
+
+
+def _solve(ode, duration: float, rtol: float, atol: float, t_eval=None):
+    """One solve_ivp(DOP853) from the current state over [0, duration]; (solution, ok)."""
+    solution = solve_ivp(ode.rhs, (0.0, duration), ode.state(), method="DOP853", rtol=rtol,
+                         atol=atol, t_eval=t_eval)
+    ok = solution.status == 0 and bool(np.all(np.isfinite(solution.y[:, -1])))
+    return solution, ok
+
+
+def _first_bad_limb(ode, y: np.ndarray) -> int:
+    """Index of the first limb whose state is non-finite (0 if none can be named)."""
+    n = getattr(ode, "n_quaternions", 0)
+    if n == 0:
+        return 0
+    bad = ~np.isfinite(y[:4 * n].reshape(n, 4)).all(axis=1) | ~np.isfinite(
+        y[4 * n:].reshape(n, 3)).all(axis=1)
+    return int(np.argmax(bad)) if bad.any() else 0
+
+
+def dop853_steps(sim, n: int) -> tuple[int, int]:
+    """n output steps of sim.dt with DOP853 at sim.rtol, sim.atol (the `Simulation` stepper:
+    the caller advances sim.time and the kinematics). Returns (steps completed, first limb
+    with a non-finite state or −1), the state left at the last good output step."""
+    ode = _SimulationODE(sim)
+    chunks = [(n, n * sim.dt)] if not ode.air[0] else [(1, sim.dt)] * n
+    done = 0
+    for steps, duration in chunks:
+        solution, ok = _solve(ode, duration, sim.rtol, sim.atol)
+        if not ok:
+            return done, _first_bad_limb(ode, solution.y[:, -1])
+        ode.set_state(solution.y[:, -1])
+        ode.advance_clock(duration, steps)
+        done += steps
+    return done, -1
+
+
+def dop853_advance(system, duration: float, rtol: float = DEFAULT_RTOL,
+                   atol: float = DEFAULT_ATOL) -> None:
+    """Advance a `Simulation` (either model) or a `FreeBody` by `duration` s with DOP853 in
+    one solve (loads and wind held), renormalise its quaternions, advance its time."""
+    ode = _ode(system)
+    solution, ok = _solve(ode, duration, rtol, atol)
+    if not ok:
+        from .errors import SimulationDiverged
+
+        raise SimulationDiverged(f"dop853 failed after t = {system.time:.4f} s: "
+                                 f"{solution.message}")
+    ode.set_state(solution.y[:, -1])
+    ode.advance_clock(duration, 1)
+    system.time += duration
+    _refresh(system)
+
+
+def dop853_samples(system, duration: float, dt: float, measure, rtol: float = DEFAULT_RTOL,
+                   atol: float = DEFAULT_ATOL) -> list:
+    """[measure(system)] at t = 0, dt, 2dt, … ≤ duration from ONE DOP853 solve (dense
+    sampling without restarts; loads and wind held). The system is left at the last sample."""
+    ode = _ode(system)
+    count = int(round(duration / dt))
+    times = dt * np.arange(count + 1)
+    solution, ok = _solve(ode, float(times[-1]), rtol, atol, t_eval=times)
+    if not ok:
+        from .errors import SimulationDiverged
+
+        raise SimulationDiverged(f"dop853 failed: {solution.message}")
+    start = system.time
+    values = []
+    for k, t in enumerate(times):
+        ode.set_state(solution.y[:, k])
+        system.time = start + float(t)
+        _refresh(system)
+        values.append(measure(system))
+    ode.advance_clock(float(times[-1]), 1)
+    return values
+
+
+def _refresh(system) -> None:
+    """Recompute a simulation's outputs (poses, velocities) from its new joint state."""
+    refresh = getattr(system, "_kinematics", None)
+    if refresh is not None:
+        refresh()

@@ -1,0 +1,736 @@
+"""The seed's model (DESIGN §3 `seed`): every limb a rotor about its own base joint.
+
+The blog post's equations as written (``seeds/000_…``), with DESIGN §1's
+attitude kinematics. State per limb F: the absolute attitude ``C_IF`` (a unit
+quaternion, limb → inertial) and the absolute body rate ``ω_F`` (rad/s, F axes):
+
+    dC_IF/dt = C_IF ω_F^×
+    dω_F/dt  = I_F⁻¹ (Σ M^F − ω_F × I_F ω_F),   I_F about the limb's base (kg m², F axes)
+
+Moments on limb B (parent A), N m, B axes:
+
+- spring:   ``−k_s K_B (E − Eᵀ)^∨`` with ``E = C_abᵀ C_AB`` (DESIGN §2), ``K_B`` the
+  stiffness matrix in B's axes applied to the vector ``(E − Eᵀ)^∨ = 2 sin φ · a``
+  (for an isotropic k this is the seed's ``−k (E − Eᵀ)^∨``). Note the factor:
+  near rest this spring is ``−2 K θ``, twice the articulated model's ``−K θ``.
+- damper:   ``−c_s C_B ω_B`` on the ABSOLUTE rate (the seed's choice).
+- the parent A receives the equal and opposite moment of both, ``−C_AB M`` in A axes
+  (the root's parent is the ground).
+- gravity:  ``c_B × (m_B C_IBᵀ g)``, the limb's own weight about its own base.
+- external: ``C_IBᵀ τ_ext``; an external force acts at the base and so has no moment
+  about it. No force is transmitted between limbs: a parent does not carry the
+  weight of its children, only their spring and damper reactions.
+
+Positions follow the drawing formula (a child's base at ``attach·L_p`` along its
+parent's current axis), which is the articulated model's forward kinematics of
+the same attitudes, so `Simulation` keeps its joint state ``(q, v)`` and outputs:
+`SeedDynamics.step` converts to absolute attitudes and rates, steps, and converts
+back (O(N) each way, once per call).
+
+Energy (what the seed model conserves with damping off and isotropic springs):
+``T = Σ ½ ω_Fᵀ I_F ω_F``, gravity ``V_g = −Σ m g·(r_base,rest + C_IF c)`` (each
+limb's weight about its own base; the rest base heights make it equal to the
+articulated model's at the rest pose), spring ``V_s = Σ 2 (1 − cos φ) aᵀ k_s K a``
+(exact for isotropic K; for anisotropic K the seed's moment has no potential and
+this is its second-order-exact stand-in).
+
+Integrators (DESIGN §4):
+
+- `implicit`: the θ-method on the absolute rates. The rotor inertias
+  (block-diagonal) are coupled by the joints' springs and dampers, which gives the
+  tree-structured system ``(𝕄 + θh𝒞 + θ²h²𝒦) a = f − θh𝒦 ω`` with
+  ``𝒦 = Gᵀ K_t G + K_g`` and ``𝒞 = Gᵀ C`` (G maps absolute rates to joint-relative
+  rates ``ρ_B = ω_B − C_ABᵀ ω_A``; ``K_t = 2 k_s K`` the seed spring's stiffness at
+  rest; ``K_g`` the positive-semidefinite part of each limb's own gravity stiffness,
+  as in DESIGN §4; ``C`` acts on the absolute rate, so 𝒞 is not symmetric). It is
+  solved in O(N) by eliminating leaves toward the root (`_solve_tree_system`).
+- `rk4`: classical RK4 on the absolute quaternions in R⁴ and the rates, quaternions
+  renormalised after each full step.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import linalg3 as la
+from .aero import drag_loads, midpoints
+from .errors import TreedynError
+from .joints import error_rotation_vector, gravity_stiffness_psd
+from .kernel import kernel
+from .so3 import exp_many, quat_advance, quat_from_matrix, quat_to_matrix_into
+from .wind import advance_wind, wind_velocity
+
+SEED_INTEGRATORS = ("implicit", "rk4")
+
+# Spring stiffness of the seed's moment −K (E − Eᵀ)^∨ at rest, in units of K.
+SEED_SPRING_FACTOR = 2.0
+
+
+# -- small allocation-free helpers ------------------------------------------------------------
+
+@kernel(inline="always")
+def quat_rate(q, w, out):
+    """out = ½ q ⊗ (0, w): the time derivative of a quaternion q (frame → reference) whose
+    frame turns at w (rad/s, its own axes)."""
+    out[0] = 0.5 * (-q[1] * w[0] - q[2] * w[1] - q[3] * w[2])
+    out[1] = 0.5 * (q[0] * w[0] + q[2] * w[2] - q[3] * w[1])
+    out[2] = 0.5 * (q[0] * w[1] - q[1] * w[2] + q[3] * w[0])
+    out[3] = 0.5 * (q[0] * w[2] + q[1] * w[1] - q[2] * w[0])
+
+
+@kernel(inline="always")
+def euler_acceleration(inertia, inertia_inv, omega, moment, out, scratch):
+    """Euler's equation: out = I⁻¹ (M − ω × I ω), rad/s², body axes (I kg m², M N m)."""
+    la.matvec(inertia, omega, scratch)
+    la.cross(omega, scratch, out)
+    for r in range(3):
+        scratch[r] = moment[r] - out[r]
+    la.matvec(inertia_inv, scratch, out)
+
+
+@kernel(inline="always")
+def _inverse3(A, out):
+    """out = A⁻¹ for a general (not necessarily symmetric) 3×3 A, by cofactors."""
+    c00 = A[1, 1] * A[2, 2] - A[1, 2] * A[2, 1]
+    c01 = A[1, 2] * A[2, 0] - A[1, 0] * A[2, 2]
+    c02 = A[1, 0] * A[2, 1] - A[1, 1] * A[2, 0]
+    inv = 1.0 / (A[0, 0] * c00 + A[0, 1] * c01 + A[0, 2] * c02)
+    a00, a01, a02 = A[0, 0], A[0, 1], A[0, 2]
+    a10, a11, a12 = A[1, 0], A[1, 1], A[1, 2]
+    a20, a21, a22 = A[2, 0], A[2, 1], A[2, 2]
+    out[0, 0] = c00 * inv
+    out[1, 0] = c01 * inv
+    out[2, 0] = c02 * inv
+    out[0, 1] = (a02 * a21 - a01 * a22) * inv
+    out[1, 1] = (a00 * a22 - a02 * a20) * inv
+    out[2, 1] = (a01 * a20 - a00 * a21) * inv
+    out[0, 2] = (a01 * a12 - a02 * a11) * inv
+    out[1, 2] = (a02 * a10 - a00 * a12) * inv
+    out[2, 2] = (a00 * a11 - a01 * a10) * inv
+
+
+@kernel(inline="always")
+def _quat_mul_into(a, b, out):
+    """out = a ⊗ b, normalised."""
+    w = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3]
+    x = a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2]
+    y = a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1]
+    z = a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0]
+    s = 1.0 / math.sqrt(w * w + x * x + y * y + z * z)
+    out[0] = w * s
+    out[1] = x * s
+    out[2] = y * s
+    out[3] = z * s
+
+
+@kernel(inline="always")
+def _quat_conj_mul_into(a, b, out):
+    """out = conj(a) ⊗ b, normalised."""
+    w = a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3]
+    x = a[0] * b[1] - a[1] * b[0] - a[2] * b[3] + a[3] * b[2]
+    y = a[0] * b[2] + a[1] * b[3] - a[2] * b[0] - a[3] * b[1]
+    z = a[0] * b[3] - a[1] * b[2] + a[2] * b[1] - a[3] * b[0]
+    s = 1.0 / math.sqrt(w * w + x * x + y * y + z * z)
+    out[0] = w * s
+    out[1] = x * s
+    out[2] = y * s
+    out[3] = z * s
+
+
+@kernel
+def _first_non_finite(rates):
+    for i in range(rates.shape[0]):
+        for r in range(3):
+            if not math.isfinite(rates[i, r]):
+                return i
+    return -1
+
+
+# -- joint state ↔ absolute state ---------------------------------------------------------------
+
+@kernel
+def joint_to_absolute(parent, q, v, qa, omega, R):
+    """Absolute quaternions qa (N, 4) limb → inertial and body rates omega (N, 3) rad/s from
+    joint quaternions q (N, 4) child → parent and joint rates v (N, 3) rad/s, child axes
+    (ω_B = C_ABᵀ ω_A + v_B). R: (3, 3) scratch."""
+    for i in range(parent.shape[0]):
+        p = parent[i]
+        if p < 0:
+            s = 1.0 / math.sqrt(q[i, 0] ** 2 + q[i, 1] ** 2 + q[i, 2] ** 2 + q[i, 3] ** 2)
+            for r in range(4):
+                qa[i, r] = q[i, r] * s
+            for r in range(3):
+                omega[i, r] = v[i, r]
+            continue
+        _quat_mul_into(qa[p], q[i], qa[i])
+        quat_to_matrix_into(q[i], R)
+        la.matvec_t(R, omega[p], omega[i])
+        for r in range(3):
+            omega[i, r] += v[i, r]
+
+
+@kernel
+def absolute_to_joint(parent, qa, omega, q, v, R):
+    """The inverse of `joint_to_absolute`: q = conj(qa_A) ⊗ qa_B, v = ω_B − C_ABᵀ ω_A."""
+    for i in range(parent.shape[0]):
+        p = parent[i]
+        if p < 0:
+            s = 1.0 / math.sqrt(qa[i, 0] ** 2 + qa[i, 1] ** 2 + qa[i, 2] ** 2 + qa[i, 3] ** 2)
+            for r in range(4):
+                q[i, r] = qa[i, r] * s
+            for r in range(3):
+                v[i, r] = omega[i, r]
+            continue
+        _quat_conj_mul_into(qa[p], qa[i], q[i])
+        quat_to_matrix_into(q[i], R)
+        la.matvec_t(R, omega[p], v[i])
+        for r in range(3):
+            v[i, r] = omega[i, r] - v[i, r]
+
+
+# -- the model's stages -------------------------------------------------------------------------
+
+@kernel
+def seed_pose(parent, qa, C_IF, R_rel):
+    """C_IF (N, 3, 3) limb → inertial from the absolute quaternions, and the joint rotations
+    R_rel = C_AB = C_IAᵀ C_IB (N, 3, 3), child → parent axes (root: C_IF)."""
+    for i in range(parent.shape[0]):
+        quat_to_matrix_into(qa[i], C_IF[i])
+        p = parent[i]
+        if p < 0:
+            for r in range(3):
+                for s in range(3):
+                    R_rel[i, r, s] = C_IF[i, r, s]
+        else:
+            la.matmul_tn(C_IF[p], C_IF[i], R_rel[i])
+
+
+@kernel
+def seed_kinematics(parent, base_offset, C_IF, omega, base, base_vel, omega_world, d):
+    """The drawing formula and its rate: base points (N, 3) m, their velocities (N, 3) m/s and
+    the limbs' rates omega_world = C_IF ω (N, 3) rad/s, inertial axes. d: (3,) scratch."""
+    for i in range(parent.shape[0]):
+        la.matvec(C_IF[i], omega[i], omega_world[i])
+        p = parent[i]
+        if p < 0:
+            for r in range(3):
+                base[i, r] = base_offset[i, r]
+                base_vel[i, r] = 0.0
+            continue
+        la.matvec(C_IF[p], base_offset[i], d)
+        la.cross(omega_world[p], d, base_vel[i])
+        for r in range(3):
+            base[i, r] = base[p, r] + d[r]
+            base_vel[i, r] += base_vel[p, r]
+
+
+@kernel
+def seed_moments(parent, mass, com_offset, stiffness, damping, spring_C_rel, gravity,
+                 ext_torque, C_IF, R_rel, omega, k_scale, c_scale, tau, moment, E, vec):
+    """Sum of the moments on every limb about its base, N m, body axes, into moment (N, 3).
+
+    tau (N, 3) receives each joint's spring + damper moment on its child,
+    ``−k_s K (E − Eᵀ)^∨ − c_s C ω`` (child axes); the parent gets ``−C_AB tau``. Gravity
+    ``c × m C_IFᵀ g`` and the external torque ext_torque (N, 3, inertial, about the base)
+    are added. E: (3, 3) scratch; vec: (≥ 2, 3) scratch.
+    """
+    n = parent.shape[0]
+    weight = vec[0]
+    arm = vec[1]
+    for i in range(n):
+        la.matmul_tn(spring_C_rel[i], R_rel[i], E)
+        w0 = E[2, 1] - E[1, 2]
+        w1 = E[0, 2] - E[2, 0]
+        w2 = E[1, 0] - E[0, 1]
+        K = stiffness[i]
+        C = damping[i]
+        for r in range(3):
+            tau[i, r] = (-k_scale * (K[r, 0] * w0 + K[r, 1] * w1 + K[r, 2] * w2)
+                         - c_scale * (C[r, 0] * omega[i, 0] + C[r, 1] * omega[i, 1]
+                                      + C[r, 2] * omega[i, 2]))
+        la.matvec_t(C_IF[i], gravity, weight)
+        for r in range(3):
+            weight[r] *= mass[i]
+        la.cross(com_offset[i], weight, arm)
+        la.matvec_t(C_IF[i], ext_torque[i], weight)
+        for r in range(3):
+            moment[i, r] = tau[i, r] + arm[r] + weight[r]
+    for i in range(n):
+        p = parent[i]
+        if p >= 0:
+            la.matvec(R_rel[i], tau[i], arm)
+            for r in range(3):
+                moment[p, r] -= arm[r]
+
+
+@kernel
+def _solve_tree_system(parent, mass, com_offset, inertia_base, stiffness, damping, gravity,
+                       C_IF, R_rel, omega, moment, k_scale, c_scale, theta_h, aero_damping,
+                       drag_h, D, D_inv, U, L, b, omega_dot, tmp, vec):
+    """The θ-method's rate increments a = omega_dot (N, 3), body axes, in O(N).
+
+    Assembles, per limb, the diagonal block D_i = I_i + θh C_i + θ²h² (K_i + K_g,i
+    + Σ_children R_c K_c R_cᵀ), the couplings U_i = A[i, parent] = −θ²h² K_i R_iᵀ and
+    L_i = A[parent, i] = −R_i (θ²h² K_i + θh C_i), and b = f − θh 𝒦 ω; eliminates the
+    leaves toward the root (D_p −= L_i D_i⁻¹ U_i, b_p −= L_i D_i⁻¹ b_i), then substitutes
+    outward (a_i = D_i⁻¹ (b_i − U_i a_p)). Breadth-first order: parents before children.
+    drag_h > 0 adds drag_h times the drag's damping of each limb's own rate, aero_damping
+    (N, 3, 3) body axes, to D_i (the aerodynamic damping made implicit, DESIGN §4).
+    """
+    n = parent.shape[0]
+    h1 = theta_h
+    h2 = theta_h * theta_h
+    Ks = tmp[0]
+    Kg = tmp[1]
+    T1 = tmp[2]
+    T2 = tmp[3]
+    Ct = tmp[4]
+    x = vec[0]
+    y = vec[1]
+    rho = vec[2]
+    for i in range(n):
+        p = parent[i]
+        # f_i = ΣM − ω × I ω
+        la.matvec(inertia_base[i], omega[i], x)
+        la.cross(omega[i], x, y)
+        # joint-relative rate ρ_i = ω_i − C_ABᵀ ω_A (ground: ω_A = 0)
+        if p < 0:
+            for r in range(3):
+                rho[r] = omega[i, r]
+        else:
+            la.matvec_t(R_rel[i], omega[p], rho)
+            for r in range(3):
+                rho[r] = omega[i, r] - rho[r]
+        # own gravity stiffness, PSD part, body axes
+        la.matvec(C_IF[i], com_offset[i], x)
+        gravity_stiffness_psd(mass[i], x, gravity, T1)
+        for r in range(3):
+            for s in range(3):
+                Ct[r, s] = C_IF[i, s, r]
+        la.congruence(Ct, T1, Kg)
+        for r in range(3):
+            for s in range(3):
+                Ks[r, s] = SEED_SPRING_FACTOR * k_scale * stiffness[i, r, s]
+        for r in range(3):
+            acc = moment[i, r] - y[r]
+            for s in range(3):
+                acc -= h1 * (Ks[r, s] * rho[s] + Kg[r, s] * omega[i, s])
+                D[i, r, s] = (inertia_base[i, r, s] + h1 * c_scale * damping[i, r, s]
+                              + h2 * (Ks[r, s] + Kg[r, s]) + drag_h * aero_damping[i, r, s])
+            b[i, r] = acc
+        if p < 0:
+            continue
+        # couplings with the parent
+        for r in range(3):
+            for s in range(3):
+                U[i, r, s] = -h2 * (Ks[r, 0] * R_rel[i, s, 0] + Ks[r, 1] * R_rel[i, s, 1]
+                                    + Ks[r, 2] * R_rel[i, s, 2])
+                T2[r, s] = h2 * Ks[r, s] + h1 * c_scale * damping[i, r, s]
+        la.matmul(R_rel[i], T2, T1)
+        for r in range(3):
+            for s in range(3):
+                L[i, r, s] = -T1[r, s]
+        # the parent's share of this joint's spring: D_p += θ²h² R Ks Rᵀ, b_p += θh R Ks ρ
+        la.matmul(R_rel[i], Ks, T1)
+        la.matvec(T1, rho, x)
+        for r in range(3):
+            b[p, r] += h1 * x[r]
+            for s in range(3):
+                D[p, r, s] += h2 * (T1[r, 0] * R_rel[i, s, 0] + T1[r, 1] * R_rel[i, s, 1]
+                                    + T1[r, 2] * R_rel[i, s, 2])
+    # leaves toward the root
+    for i in range(n - 1, -1, -1):
+        _inverse3(D[i], D_inv[i])
+        p = parent[i]
+        if p < 0:
+            continue
+        la.matmul(L[i], D_inv[i], T1)        # L_i D_i⁻¹
+        la.matmul(T1, U[i], T2)
+        la.matvec(T1, b[i], x)
+        for r in range(3):
+            b[p, r] -= x[r]
+            for s in range(3):
+                D[p, r, s] -= T2[r, s]
+    # root outward
+    for i in range(n):
+        p = parent[i]
+        for r in range(3):
+            x[r] = b[i, r]
+        if p >= 0:
+            la.matvec(U[i], omega_dot[p], y)
+            for r in range(3):
+                x[r] -= y[r]
+        la.matvec(D_inv[i], x, omega_dot[i])
+
+
+@kernel
+def _drag_damping_body(C_IF, lever, jacobian, out, T1, T2):
+    """Damping of the drag torque about each base on the limb's own rate, body axes (N, 3, 3):
+    τ = ρ × F(v_wind − v_base − ω × ρ) gives ∂τ/∂ω = ρ^× D ρ^× = −(ρ^×)ᵀ D ρ^×; out = C_IFᵀ
+    (ρ^×)ᵀ D ρ^× C_IF (positive semidefinite)."""
+    for i in range(C_IF.shape[0]):
+        l0, l1, l2 = lever[i, 0], lever[i, 1], lever[i, 2]
+        # T1 = D ρ^×
+        for r in range(3):
+            d0, d1, d2 = jacobian[i, r, 0], jacobian[i, r, 1], jacobian[i, r, 2]
+            T1[r, 0] = d1 * l2 - d2 * l1
+            T1[r, 1] = d2 * l0 - d0 * l2
+            T1[r, 2] = d0 * l1 - d1 * l0
+        # T2 = (ρ^×)ᵀ T1 = −ρ^× T1
+        for s in range(3):
+            a0, a1, a2 = T1[0, s], T1[1, s], T1[2, s]
+            T2[0, s] = -(l1 * a2 - l2 * a1)
+            T2[1, s] = -(l2 * a0 - l0 * a2)
+            T2[2, s] = -(l0 * a1 - l1 * a0)
+        la.matmul_tn(C_IF[i], T2, T1)
+        la.matmul(T1, C_IF[i], out[i])
+
+
+@kernel
+def seed_accelerations(model, qa, omega, ext_torque, k_scale, c_scale, theta_h, w, air):
+    """Rate derivatives of the seed model into w[-1] (N, 3), rad/s², body axes.
+
+    theta_h = 0: Euler's equation per limb (explicit); θh > 0: the θ-method's increments
+    a of ``(𝕄 + θh𝒞 + θ²h²𝒦) a = f − θh𝒦 ω`` (module docstring). Stages: pose →
+    (if air[0]) drawing-formula kinematics, wind at the midpoints, drag torques about the
+    bases → moments → Euler's equation or the tree system. ``air`` is the articulated
+    step's aerodynamic tuple (`Simulation._air`); drag forces at the bases have no moment.
+    """
+    (parent, base_offset, mass, com_offset, inertia_base, inertia_inv, stiffness, damping,
+     spring_C_rel, gravity) = model
+    (C_IF, R_rel, tau, moment, D, D_inv, U, L, b, tmp, vec, base, base_vel, omega_world, mid,
+     mid_vel, lever, wind_at_mid, aero_force, aero_torque, drag_jacobian, aero_damping,
+     total_torque, omega_dot) = w
+    (enabled, length, radius, leaf_area, limb_u, air_density, drag_coefficient,
+     leaf_drag_coefficient, vogel_exponent, wind_state, reference_height, profile_exponent,
+     mode_k, mode_amp, mode_phase, wind_work) = air
+    seed_pose(parent, qa, C_IF, R_rel)
+    torque = ext_torque
+    drag_h = 0.0
+    if enabled:
+        seed_kinematics(parent, base_offset, C_IF, omega, base, base_vel, omega_world, vec[0])
+        midpoints(C_IF, base, omega_world, base_vel, length, limb_u, mid, mid_vel, lever)
+        wind_velocity(mid, wind_state, reference_height, profile_exponent, mode_k, mode_amp,
+                      mode_phase, wind_work, wind_at_mid)
+        drag_loads(wind_at_mid, mid_vel, lever, length, radius, leaf_area, air_density,
+                   drag_coefficient, leaf_drag_coefficient, vogel_exponent, theta_h > 0.0,
+                   aero_force, aero_torque, drag_jacobian)
+        for i in range(parent.shape[0]):
+            for r in range(3):
+                total_torque[i, r] = ext_torque[i, r] + aero_torque[i, r]
+        torque = total_torque
+        if theta_h > 0.0:
+            _drag_damping_body(C_IF, lever, drag_jacobian, aero_damping, tmp[0], tmp[1])
+            drag_h = theta_h
+    seed_moments(parent, mass, com_offset, stiffness, damping, spring_C_rel, gravity,
+                 torque, C_IF, R_rel, omega, k_scale, c_scale, tau, moment, tmp[0], vec)
+    if theta_h == 0.0:
+        for i in range(parent.shape[0]):
+            euler_acceleration(inertia_base[i], inertia_inv[i], omega[i], moment[i],
+                               omega_dot[i], vec[0])
+        return
+    _solve_tree_system(parent, mass, com_offset, inertia_base, stiffness, damping, gravity,
+                       C_IF, R_rel, omega, moment, k_scale, c_scale, theta_h, aero_damping,
+                       drag_h, D, D_inv, U, L, b, omega_dot, tmp, vec)
+
+
+@kernel
+def seed_implicit_steps(n_steps, h, theta_m, model, qa, omega, ext_torque, k_scale, c_scale, w,
+                        step_rot, air):
+    """Advance (qa, omega) in place by n_steps θ-method steps of h seconds: ω ← ω + h a,
+    qa ← qa ⊗ exp(h (ω_old + θ h a)); the wind advanced by h after each step.
+    Returns (steps completed, first non-finite limb or −1)."""
+    omega_dot = w[-1]
+    for step in range(n_steps):
+        seed_accelerations(model, qa, omega, ext_torque, k_scale, c_scale, theta_m * h, w, air)
+        bad = _first_non_finite(omega_dot)
+        if bad >= 0:
+            return step, bad
+        for i in range(qa.shape[0]):
+            for r in range(3):
+                step_rot[r] = h * (omega[i, r] + theta_m * h * omega_dot[i, r])
+                omega[i, r] += h * omega_dot[i, r]
+            quat_advance(qa[i], step_rot)
+        advance_wind(air[9], h)
+    return n_steps, -1
+
+
+@kernel
+def seed_rk4_steps(n_steps, h, model, qa, omega, ext_torque, k_scale, c_scale, w, stages, air):
+    """Advance (qa, omega) in place by n_steps classical RK4 steps of h seconds on the
+    quaternions in R⁴ and the rates, quaternions renormalised after each step (the wind of
+    the step's start in every stage, as for the articulated model).
+    stages = (qa0, w0, qs, ws, kq (4, N, 4), kw (4, N, 3)). Returns as `seed_implicit_steps`."""
+    qa0, w0, qs, ws, kq, kw = stages
+    omega_dot = w[-1]
+    n = qa.shape[0]
+    weights = (0.0, 0.5, 0.5, 1.0)
+    for step in range(n_steps):
+        qa0[:] = qa
+        w0[:] = omega
+        for stage in range(4):
+            a = weights[stage] * h
+            for i in range(n):
+                for r in range(4):
+                    qs[i, r] = qa0[i, r] + (a * kq[stage - 1, i, r] if stage > 0 else 0.0)
+                for r in range(3):
+                    ws[i, r] = w0[i, r] + (a * kw[stage - 1, i, r] if stage > 0 else 0.0)
+            seed_accelerations(model, qs, ws, ext_torque, k_scale, c_scale, 0.0, w, air)
+            bad = _first_non_finite(omega_dot)
+            if bad >= 0:
+                qa[:] = qa0
+                omega[:] = w0
+                return step, bad
+            for i in range(n):
+                quat_rate(qs[i], ws[i], kq[stage, i])
+                for r in range(3):
+                    kw[stage, i, r] = omega_dot[i, r]
+        for i in range(n):
+            norm = 0.0
+            for r in range(4):
+                qa[i, r] = qa0[i, r] + h / 6.0 * (kq[0, i, r] + 2.0 * kq[1, i, r]
+                                                  + 2.0 * kq[2, i, r] + kq[3, i, r])
+                norm += qa[i, r] * qa[i, r]
+            norm = 1.0 / math.sqrt(norm)
+            for r in range(4):
+                qa[i, r] *= norm
+            for r in range(3):
+                omega[i, r] = w0[i, r] + h / 6.0 * (kw[0, i, r] + 2.0 * kw[1, i, r]
+                                                    + 2.0 * kw[2, i, r] + kw[3, i, r])
+        advance_wind(air[9], h)
+    return n_steps, -1
+
+
+@kernel
+def seed_rates(model, y, ext_torque, k_scale, c_scale, w, air, qa, omega, out):
+    """Time derivative of the flat state y = [qa (4N), ω (3N)] into out (7N,), for an ODE
+    solver: quaternions as vectors in R⁴ (``½ q ⊗ (0, ω)``), rates by Euler's equation.
+    qa (N, 4), omega (N, 3): scratch copies of the state."""
+    n = qa.shape[0]
+    for i in range(n):
+        for r in range(4):
+            qa[i, r] = y[4 * i + r]
+        for r in range(3):
+            omega[i, r] = y[4 * n + 3 * i + r]
+    seed_accelerations(model, qa, omega, ext_torque, k_scale, c_scale, 0.0, w, air)
+    omega_dot = w[-1]
+    for i in range(n):
+        quat_rate(qa[i], omega[i], out[4 * i:4 * i + 4])
+        for r in range(3):
+            out[4 * n + 3 * i + r] = omega_dot[i, r]
+
+
+@kernel
+def seed_energies(mass, com_offset, inertia_base, stiffness, spring_C_rel, gravity, rest_base,
+                  k_scale, C_IF, R_rel, omega, theta, vec):
+    """(kinetic, gravity, spring) energies of the seed model, J (after `seed_pose`)."""
+    kinetic = 0.0
+    potential = 0.0
+    spring = 0.0
+    x = vec[0]
+    for i in range(mass.shape[0]):
+        la.matvec(inertia_base[i], omega[i], x)
+        kinetic += 0.5 * (omega[i, 0] * x[0] + omega[i, 1] * x[1] + omega[i, 2] * x[2])
+        la.matvec(C_IF[i], com_offset[i], x)
+        for r in range(3):
+            potential -= mass[i] * gravity[r] * (rest_base[i, r] + x[r])
+        phi, sin_phi, cos_phi = error_rotation_vector(R_rel[i], spring_C_rel[i], theta)
+        quad = 0.0
+        for r in range(3):
+            for s in range(3):
+                quad += theta[r] * stiffness[i, r, s] * theta[s]
+        # 2 (1 − cos φ)/φ², series below 1e-4 rad
+        factor = 1.0 - phi * phi / 12.0 if phi < 1e-4 else 2.0 * (1.0 - cos_phi) / (phi * phi)
+        spring += k_scale * factor * quad
+    return kinetic, potential, spring
+
+
+# -- prestress -----------------------------------------------------------------------------------
+
+@kernel
+def _seed_prestress_moments(parent, mass, com_offset, C_IF, R_rel, gravity, out):
+    """The spring moment each joint must exert on its child at rest, N m, child axes (N, 3):
+    tau_i = −G_i + Σ_children C_AB,c tau_c (G_i the limb's own weight about its base),
+    accumulated inward in O(N)."""
+    n = parent.shape[0]
+    weight = np.empty(3)
+    arm = np.empty(3)
+    for i in range(n):
+        la.matvec_t(C_IF[i], gravity, weight)
+        for r in range(3):
+            weight[r] *= mass[i]
+        la.cross(com_offset[i], weight, arm)
+        for r in range(3):
+            out[i, r] = -arm[r]
+    for i in range(n - 1, 0, -1):
+        p = parent[i]
+        if p >= 0:
+            la.matvec(R_rel[i], out[i], arm)
+            for r in range(3):
+                out[p, r] += arm[r]
+
+
+def seed_prestressed_spring_rotations(tree, gravity: np.ndarray, k_scale: float) -> np.ndarray:
+    """Spring rest orientations (N, 3, 3), child → parent axes, that make the rest pose the
+    static equilibrium of the seed model under `gravity` (m/s²) with stiffness k_scale·K.
+
+    Each limb's own weight about its base is balanced by its spring minus its children's
+    spring reactions (O(N), inward). The spring moment −k_s K (E − Eᵀ)^∨ = τ gives
+    (E − Eᵀ)^∨ = 2 sin φ a = −(k_s K)⁻¹ τ, solved for the smaller angle φ ≤ π/2.
+    Raises TreedynError naming a limb whose spring cannot hold (|2 sin φ| > 2 needed, or no
+    stiffness where a moment is needed).
+    """
+    n = tree.n
+    qa = np.array([quat_from_matrix(C) for C in tree.rest_C_IF])
+    C_IF, R_rel = np.empty((n, 3, 3)), np.empty((n, 3, 3))
+    seed_pose(tree.parent, qa, C_IF, R_rel)
+    tau = np.empty((n, 3))
+    _seed_prestress_moments(tree.parent, tree.mass, tree.com_offset, C_IF, R_rel,
+                            np.asarray(gravity, float), tau)
+    theta = np.zeros((n, 3))
+    for i in np.flatnonzero(np.linalg.norm(tau, axis=1) > 0.0):
+        K = k_scale * tree.stiffness[i]
+        why = None
+        if np.linalg.det(K) <= 0.0:
+            why = "has no stiffness to carry"
+        else:
+            w = -np.linalg.solve(K, tau[i])
+            size = float(np.linalg.norm(w))
+            if size > 2.0:
+                why = "is too soft to hold up (the seed spring's moment peaks at 90°)"
+            else:
+                theta[i] = math.asin(0.5 * size) / size * w if size > 0.0 else 0.0
+        if why:
+            raise TreedynError(
+                f"prestress (seed model): the joint of limb '{tree.names[i]}' {why} the "
+                f"moments on it ({np.linalg.norm(tau[i]):.3g} N m); stiffen it or set "
+                f"simulation.prestress: false")
+    return tree.rest_C_rel @ exp_many(-theta)
+
+
+# -- the stepping object -------------------------------------------------------------------------
+
+class SeedDynamics:
+    """The seed model's compiled steps for a `Simulation` (its model-specific part).
+
+    The simulation keeps its joint state ``sim.q`` (N, 4) and ``sim.v`` (N, 3) and all its
+    outputs; `step` converts them to absolute attitudes and rates, runs n compiled steps and
+    converts back. Reads from `sim`: ``q, v, dt, integrator, theta_method, spring_C_rel,
+    gravity, ext_torque, stiffness_scale, damping_scale`` and the aerodynamic tuple
+    ``sim._air()`` of the articulated step (``ext_force`` and the drag forces act at the bases
+    and have no moment about them in this model).
+    """
+
+    def __init__(self, tree, inertia_base: np.ndarray):
+        n = tree.n
+        self.tree = tree
+        self.inertia_base = np.ascontiguousarray(inertia_base)
+        self.inertia_inv = np.linalg.inv(self.inertia_base)
+        self.qa = np.zeros((n, 4))          # absolute quaternions, limb → inertial
+        self.omega = np.zeros((n, 3))       # rad/s, absolute body rates
+
+        def vectors():
+            return np.zeros((n, 3))
+
+        def matrices():
+            return np.zeros((n, 3, 3))
+
+        self._C_IF = matrices()
+        self._R_rel = matrices()
+        # (C_IF, R_rel, tau, moment, D, D_inv, U, L, b, tmp, vec, base, base_vel, omega_world,
+        #  mid, mid_vel, lever, wind_at_mid, aero_force, aero_torque, drag_jacobian,
+        #  aero_damping, total_torque, omega_dot): see `seed_accelerations`
+        self._work = (self._C_IF, self._R_rel, vectors(), vectors(), matrices(), matrices(),
+                      matrices(), matrices(), vectors(), np.zeros((5, 3, 3)), np.zeros((3, 3)),
+                      vectors(), vectors(), vectors(), vectors(), vectors(), vectors(), vectors(),
+                      vectors(), vectors(), matrices(), matrices(), vectors(), vectors())
+        self._stages = (np.zeros((n, 4)), vectors(), np.zeros((n, 4)), vectors(),
+                        np.zeros((4, n, 4)), np.zeros((4, n, 3)))
+        self._step_rot = np.zeros(3)
+        self._R = np.zeros((3, 3))
+        self._theta = np.zeros(3)
+        self._scratch_q = np.zeros((n, 4))
+        self._scratch_w = vectors()
+
+    def model(self, sim) -> tuple:
+        """The static arrays handed to the kernels (spring rest rotations and gravity from
+        `sim`, which prestress and the user may change)."""
+        t = self.tree
+        return (t.parent, t.base_offset, t.mass, t.com_offset, self.inertia_base,
+                self.inertia_inv, t.stiffness, t.damping, sim.spring_C_rel,
+                np.asarray(sim.gravity, float))
+
+    def load(self, sim) -> None:
+        """Absolute state from the simulation's joint state."""
+        joint_to_absolute(self.tree.parent, sim.q, sim.v, self.qa, self.omega, self._R)
+
+    def store(self, sim) -> None:
+        """The simulation's joint state from the absolute state."""
+        absolute_to_joint(self.tree.parent, self.qa, self.omega, sim.q, sim.v, self._R)
+
+    def step(self, sim, n: int) -> tuple[int, int]:
+        """n steps of sim.dt with sim.integrator (implicit | rk4); returns (steps completed,
+        first limb with a non-finite rate or −1), the state left at the last finite step."""
+        self.load(sim)
+        model = self.model(sim)
+        if sim.integrator == "implicit":
+            done, bad = seed_implicit_steps(n, sim.dt, sim.theta_method, model, self.qa,
+                                            self.omega, sim.ext_torque, sim.stiffness_scale,
+                                            sim.damping_scale, self._work, self._step_rot,
+                                            sim._air())
+        elif sim.integrator == "rk4":
+            done, bad = seed_rk4_steps(n, sim.dt, model, self.qa, self.omega, sim.ext_torque,
+                                       sim.stiffness_scale, sim.damping_scale, self._work,
+                                       self._stages, sim._air())
+        else:
+            raise TreedynError(f"the seed model's own steppers are {', '.join(SEED_INTEGRATORS)}"
+                               f", not '{sim.integrator}'")
+        self.store(sim)
+        return done, bad
+
+    def accelerations(self, sim, theta_h: float = 0.0) -> np.ndarray:
+        """(N, 3) rad/s², body axes: dω/dt of the current state (theta_h = 0), or the
+        θ-method's increments a for θh = theta_h."""
+        self.load(sim)
+        seed_accelerations(self.model(sim), self.qa, self.omega, sim.ext_torque,
+                           sim.stiffness_scale, sim.damping_scale, float(theta_h), self._work,
+                           sim._air())
+        return self._work[-1].copy()
+
+    def moments(self, sim) -> np.ndarray:
+        """(N, 3) N m, body axes: the sum of the moments on each limb about its base."""
+        self.accelerations(sim)
+        return self._work[3].copy()
+
+    def energies(self, sim) -> tuple[float, float, float]:
+        """(kinetic, gravity potential, spring potential) of the seed model, J (module
+        docstring: what it conserves)."""
+        self.load(sim)
+        t = self.tree
+        seed_pose(t.parent, self.qa, self._C_IF, self._R_rel)
+        return seed_energies(t.mass, t.com_offset, self.inertia_base, t.stiffness,
+                             sim.spring_C_rel, np.asarray(sim.gravity, float), t.rest_base,
+                             sim.stiffness_scale, self._C_IF, self._R_rel, self.omega,
+                             self._theta, self._work[10])
+
+    # -- flat state for an ODE solver (reference_integrator) -----------------------------------
+
+    def state_vector(self, sim) -> np.ndarray:
+        """y = [qa (4N), ω (3N)] of the simulation's current state."""
+        self.load(sim)
+        return np.concatenate([self.qa.ravel(), self.omega.ravel()])
+
+    def set_state_vector(self, sim, y: np.ndarray) -> None:
+        """The simulation's joint state from y (quaternions normalised)."""
+        n = self.tree.n
+        self.qa[:] = y[:4 * n].reshape(n, 4)
+        self.qa /= np.linalg.norm(self.qa, axis=1, keepdims=True)
+        self.omega[:] = y[4 * n:].reshape(n, 3)
+        self.store(sim)
+
+    def rates(self, sim, y: np.ndarray, out: np.ndarray, air) -> None:
+        """dy/dt of the flat state y into out; air: `sim._air()`, taken once per solve."""
+        seed_rates(self.model(sim), y, sim.ext_torque, sim.stiffness_scale, sim.damping_scale,
+                   self._work, air, self._scratch_q, self._scratch_w, out)
