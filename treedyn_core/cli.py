@@ -74,6 +74,8 @@ def _parsers() -> dict[str, argparse.ArgumentParser]:
                      help="save every K-th step (default: about 30 frames per simulated second)")
     run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="overrides",
                      help="override a preset key by its path, e.g. --set wind.speed=12")
+    run.add_argument("--probe", action="store_true", help="also save the wind at the crown top, "
+                     "the total aerodynamic force and the base bending moment per frame")
     run.add_argument("--out", metavar="FILE.npz", help="output file (default: PRESET.npz in the "
                      "current folder)")
     parsers["run"] = run
@@ -119,7 +121,7 @@ def _cmd_run(args) -> int:
     if out.suffix != ".npz":
         raise TreedynError(f"--out must name a .npz file, got '{out}'")
     sim = Simulation(preset, integrator=args.integrator, model=args.model, dt=args.dt)
-    result = simulate(sim, args.duration, args.every, progress=True)
+    result = simulate(sim, args.duration, args.every, progress=True, probe=args.probe)
     write_npz(result.arrays, out)
     print(f"{result.summary()}; wrote {out}")
     return 0

@@ -33,16 +33,23 @@ class RunResult:
     energy_scale: float
 
     def summary(self) -> str:
-        """One line: simulated time, steps, wall time, real-time factor, energy drift."""
+        """One line: simulated time, steps, wall time, real-time factor, energy drift, and the
+        probes' maxima when probed."""
         t = self.arrays["t"]
         energy = self.arrays["energy"]
         simulated = float(t[-1])
         factor = simulated / self.wall_seconds if self.wall_seconds > 0 else float("inf")
         drift = float(energy[-1] - energy[0])
         relative = drift / self.energy_scale if self.energy_scale > 0 else float("nan")
-        return (f"simulated {simulated:.3f} s in {self.steps} steps, wall {self.wall_seconds:.2f} s "
+        line = (f"simulated {simulated:.3f} s in {self.steps} steps, wall {self.wall_seconds:.2f} s "
                 f"({factor:.2f}× real time), energy drift {drift:+.4g} J "
                 f"({relative:+.2e} of m·g·H)")
+        if "probe_wind" in self.arrays:
+            peak = lambda key: float(np.linalg.norm(self.arrays[key], axis=1).max())  # noqa: E731
+            line += (f"; max wind at crown top {peak('probe_wind'):.2f} m/s, max aerodynamic "
+                     f"force {peak('aero_force') / 1e3:.3g} kN, max base moment "
+                     f"{peak('base_moment') / 1e3:.3g} kN·m")
+        return line
 
 
 def default_every(dt: float) -> int:
@@ -51,8 +58,12 @@ def default_every(dt: float) -> int:
 
 
 def simulate(sim: Simulation, duration: float, every: int | None = None,
-             progress: bool = False) -> RunResult:
-    """Run `sim` for `duration` s, saving a frame every `every` steps (and at t = 0)."""
+             progress: bool = False, probe: bool = False) -> RunResult:
+    """Run `sim` for `duration` s, saving a frame every `every` steps (and at t = 0).
+
+    With `probe`, also per frame: the wind velocity at the top of the crown (m/s), the total
+    aerodynamic force (N) and the moment at the root joint (N m), inertial axes.
+    """
     if not duration > 0:
         raise TreedynError(f"--duration must be > 0 s, got {duration:g}")
     steps = int(round(duration / sim.dt))
@@ -77,6 +88,10 @@ def simulate(sim: Simulation, duration: float, every: int | None = None,
         "kinetic": np.empty(frames), "potential": np.empty(frames), "energy": np.empty(frames),
     }
     sim.warm_up()
+    if probe:
+        for key in ("probe_wind", "aero_force", "base_moment"):
+            out[key] = np.empty((frames, 3))
+        top = sim.crown_top()
     bar = _Progress(steps) if progress else None
     start = time.perf_counter()
     for frame in range(frames):
@@ -91,6 +106,10 @@ def simulate(sim: Simulation, duration: float, every: int | None = None,
         out["kinetic"][frame] = kinetic
         out["potential"][frame] = gravity + spring
         out["energy"][frame] = kinetic + gravity + spring
+        if probe:
+            sim.wind.velocity_at(sim.tip[top:top + 1], out["probe_wind"][frame:frame + 1])
+            out["aero_force"][frame] = sim.aerodynamic_forces().sum(axis=0)
+            out["base_moment"][frame] = sim.root_moment()
         if bar:
             bar.update(frame * every)
     remaining = steps - (frames - 1) * every

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import so3
+from .aero import drag_loads, midpoints
 from .articulated import Workspace, forward_kinematics, mechanical_energy
 from .compile_notice import announce_if_slow
 from .errors import SimulationDiverged, TreedynError
@@ -41,6 +42,31 @@ class Snapshot:
     potential: float
 
     @property
+    def aerodynamic_forces(self) -> np.ndarray:
+        """(N, 3) N: drag on each limb (at its midpoint) in the current state, inertial axes."""
+        t, w = self.tree, self._work
+        if not self.aerodynamics:
+            return np.zeros((t.n, 3))
+        midpoints(w.C_IF, w.base, w.omega, w.base_vel, t.length, t.u, w.mid, w.mid_vel, w.lever)
+        self.wind.velocity_at(w.mid, w.wind_at_mid)
+        wind = self.data["wind"]
+        force, torque = np.empty((t.n, 3)), np.empty((t.n, 3))
+        drag_loads(w.wind_at_mid, w.mid_vel, w.lever, t.length, t.radius, t.leaf_area,
+                   float(wind["air_density"]), float(wind["drag_coefficient"]),
+                   float(wind["leaf_drag_coefficient"]), float(wind["vogel_exponent"]), False,
+                   force, torque, w.drag_jacobian)
+        return force
+
+    def root_moment(self) -> np.ndarray:
+        """(3,) N m, inertial axes: the moment the root joint (spring + damper) exerts on the
+        tree, the bending moment at the base of the trunk."""
+        self.energies()  # leaves the joints' spring + damper torques (child axes) in _work.tau
+        return self._work.C_IF[0] @ self._work.tau[0]
+
+    def crown_top(self) -> int:
+        """Index of the limb whose tip is highest at rest: the top of the crown."""
+        return int(np.argmax(self.tree.rest_tip[:, 2]))
+
     def energy(self) -> float:
         return self.kinetic + self.potential
 
@@ -305,6 +331,31 @@ class Simulation:
         spring = joint_torques(w.R_rel, self.v, self.spring_C_rel, t.stiffness, t.damping,
                                self.stiffness_scale, self.damping_scale, 0.0, w.theta, w.tau)
         return kinetic, gravity, spring
+
+    def aerodynamic_forces(self) -> np.ndarray:
+        """(N, 3) N: drag on each limb (at its midpoint) in the current state, inertial axes."""
+        t, w = self.tree, self._work
+        if not self.aerodynamics:
+            return np.zeros((t.n, 3))
+        midpoints(w.C_IF, w.base, w.omega, w.base_vel, t.length, t.u, w.mid, w.mid_vel, w.lever)
+        self.wind.velocity_at(w.mid, w.wind_at_mid)
+        wind = self.data["wind"]
+        force, torque = np.empty((t.n, 3)), np.empty((t.n, 3))
+        drag_loads(w.wind_at_mid, w.mid_vel, w.lever, t.length, t.radius, t.leaf_area,
+                   float(wind["air_density"]), float(wind["drag_coefficient"]),
+                   float(wind["leaf_drag_coefficient"]), float(wind["vogel_exponent"]), False,
+                   force, torque, w.drag_jacobian)
+        return force
+
+    def root_moment(self) -> np.ndarray:
+        """(3,) N m, inertial axes: the moment the root joint (spring + damper) exerts on the
+        tree, the bending moment at the base of the trunk."""
+        self.energies()  # leaves the joints' spring + damper torques (child axes) in _work.tau
+        return self._work.C_IF[0] @ self._work.tau[0]
+
+    def crown_top(self) -> int:
+        """Index of the limb whose tip is highest at rest: the top of the crown."""
+        return int(np.argmax(self.tree.rest_tip[:, 2]))
 
     def energy(self) -> float:
         """Total mechanical energy T + V_gravity + V_spring, J."""
