@@ -99,6 +99,8 @@ def _parsers() -> dict[str, argparse.ArgumentParser]:
     bench.add_argument("which", nargs="?", default="performance",
                        choices=("performance", "accuracy", "frames"))
     bench.add_argument("--json", action="store_true")
+    bench.add_argument("--sizes", metavar="N,N,...", help="performance: tree sizes in limbs "
+                       "(default 10,100,1000,10000,30000,100000)")
     parsers["bench"] = bench
     return parsers
 
@@ -150,6 +152,12 @@ def _cmd_modes(args) -> int:
 
 
 def _cmd_bench(args) -> int:
+    if args.which == "performance":
+        from .bench_performance import SIZES, run
+
+        sizes = tuple(int(s) for s in args.sizes.split(",")) if args.sizes else SIZES
+        run(sizes, as_json=args.json)
+        return 0
     return _not_yet(f"treedyn bench {args.which}")
 
 

@@ -1,0 +1,205 @@
+"""`treedyn bench performance`: time per step against tree size (issue 10, DESIGN §7).
+
+Generated trees of about 10 … 100,000 limbs (the `giant` preset's shape with more or fewer
+branching levels), each integrator with the wind on (turbulence 0.2), medians of the
+thread's CPU time over repetitions after warm-up; the split between wind + drag, joint forces and the recursion
+from timing the compiled stages separately; the real-time factor at dt = 1/120 s; and the
+time from process start to the first step with a warm kernel cache.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+from . import __version__
+from .aero import drag_loads, midpoints
+from .articulated import articulated_accelerations, forward_kinematics
+from .generator import count_limbs
+from .integrators import joint_torques
+from .preset import load_preset, validate
+from .simulation import Simulation
+from .stability import RK4_STABILITY, SAFETY, fastest_rate
+
+SIZES = (10, 100, 1_000, 10_000, 30_000, 100_000)
+RK4_MAX_LIMBS = 1_000
+DT = 1.0 / 120.0
+TARGET_SECONDS = 0.6  # per measurement: enough repetitions to take a stable median
+# Physics runs on one thread: its CPU time is what it costs, and unlike wall time it does not
+# count the time another process had the core (the figures stay meaningful on a busy machine).
+clock = time.thread_time
+
+
+def tree_of_size(target: int) -> dict:
+    """A validated preset dict: `giant`'s tree with (levels, children, segments) chosen so the
+    limb count is closest to `target`; wind 6 m/s, turbulence 0.2, dt 1/120 s."""
+    data = copy.deepcopy(load_preset("giant").data)
+    gen = data["tree"]["generator"]
+    best = None
+    for levels in range(0, 10):
+        for children in (2, 3, 4):
+            for segments in (1, 2, 3):
+                trial = {**gen, "levels": levels, "children": children, "segments": segments,
+                         "trunk": {**gen["trunk"], "segments": min(gen["trunk"]["segments"],
+                                                                    max(1, target))}}
+                n = count_limbs(trial)
+                score = abs(np.log(n / target))
+                if best is None or score < best[0]:
+                    best = (score, trial)
+    data["tree"]["generator"] = best[1]
+    data["wind"].update(speed=6.0, turbulence_intensity=0.2)
+    data["simulation"].update(dt=DT)
+    return validate(data, "<bench>")
+
+
+def _median_seconds(call, minimum_repeats: int = 5) -> float:
+    call()
+    samples = []
+    start = time.perf_counter()
+    while len(samples) < minimum_repeats or time.perf_counter() - start < TARGET_SECONDS:
+        t0 = clock()
+        call()
+        samples.append(clock() - t0)
+        if len(samples) >= 2000:
+            break
+    return float(np.median(samples))
+
+
+def _split(sim: Simulation) -> dict[str, float]:
+    """Seconds per step of each compiled stage, timed on its own."""
+    t, w = sim.tree, sim._work
+    air = sim._air()
+    theta_h = sim.theta_method * sim.dt
+
+    def kinematics():
+        forward_kinematics(t.parent, t.base_offset, sim.q, sim.v, w.R_rel, w.C_IF, w.base,
+                           w.omega, w.base_vel, w.omega_rel)
+
+    def wind_and_drag():
+        midpoints(w.C_IF, w.base, w.omega, w.base_vel, t.length, t.u, w.mid, w.mid_vel, w.lever)
+        sim.wind.velocity_at(w.mid, w.wind_at_mid)
+        drag_loads(w.wind_at_mid, w.mid_vel, w.lever, t.length, t.radius, t.leaf_area, air[5],
+                   air[6], air[7], air[8], True, w.aero_force, w.aero_torque, w.drag_jacobian)
+
+    def joint_forces():
+        joint_torques(w.R_rel, sim.v, sim.spring_C_rel, t.stiffness, t.damping,
+                      sim.stiffness_scale, sim.damping_scale, theta_h, w.theta, w.tau)
+
+    def recursion():
+        articulated_accelerations(
+            t.parent, t.mass, t.com_offset, sim.inertia_base, t.stiffness, t.damping, w.C_IF,
+            w.base, w.omega, w.omega_rel, w.tau, sim.gravity, w.aero_force, w.aero_torque,
+            theta_h ** 2 * sim.stiffness_scale, theta_h * sim.damping_scale, theta_h,
+            w.drag_jacobian, w.lever, theta_h, w.IA_A, w.IA_B, w.IA_C, w.pA_w, w.pA_f, w.c_w,
+            w.c_f, w.D_inv, w.u, w.acc_w, w.acc_f, w.sub_m, w.sub_h, w.tmp, w.vec, w.vdot)
+
+    return {"kinematics": _median_seconds(kinematics), "wind_and_drag": _median_seconds(
+        wind_and_drag), "joint_forces": _median_seconds(joint_forces),
+        "recursion": _median_seconds(recursion)}
+
+
+def stable_rk4_dt(sim: Simulation) -> float:
+    """The largest rk4 step below the stability bound of `stability.fastest_rate`, s."""
+    rate = fastest_rate(sim.tree, sim.inertia_base, sim.stiffness_scale, sim.damping_scale)
+    return SAFETY * RK4_STABILITY / rate
+
+
+def measure_size(target: int, integrators=("implicit", "rk4")) -> list[dict]:
+    """Rows of the table for one tree size."""
+    t0 = time.perf_counter()
+    data = tree_of_size(target)
+    sim = Simulation.from_data(data)
+    load_seconds = time.perf_counter() - t0
+    rows = []
+    for integrator in integrators:
+        if integrator == "rk4" and target > RK4_MAX_LIMBS:
+            continue
+        sim.reset()
+        sim.set_integrator(integrator)
+        # rk4 costs the same per step at any dt; it is timed below its stability limit and its
+        # real-time factor is that of the largest stable step.
+        dt = DT if integrator == "implicit" else stable_rk4_dt(sim)
+        sim.dt = dt
+        sim.warm_up()
+        per_step = _median_seconds(lambda: sim.step(1))
+        row = {"limbs": sim.tree.n, "integrator": integrator, "dt": dt,
+               "seconds_per_step": per_step,
+               "steps_per_second": 1.0 / per_step, "real_time_factor": dt / per_step,
+               "microseconds_per_limb_step": 1e6 * per_step / sim.tree.n,
+               "load_seconds": load_seconds}
+        if integrator == "implicit":
+            row["split_seconds"] = _split(sim)
+        rows.append(row)
+    return rows
+
+
+def time_to_first_step() -> float:
+    """Seconds from process start to the end of a first step of `two_limbs` (warm cache)."""
+    code = ("import time; t0 = time.perf_counter()\n"
+            "from treedyn_core.preset import load_preset\n"
+            "from treedyn_core.simulation import Simulation\n"
+            "s = Simulation(load_preset('two_limbs')); s.step(1)\n"
+            "print(time.perf_counter() - t0)")
+    subprocess.run([sys.executable, "-c", code], capture_output=True, check=True)  # warm cache
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code], capture_output=True, check=True)
+    return time.perf_counter() - start
+
+
+def machine() -> dict:
+    import numba
+    import scipy
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as info:
+            cpu = next(line.split(":", 1)[1].strip() for line in info
+                       if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return {"cpu": cpu, "cpus": os.cpu_count(), "python": platform.python_version(),
+            "numpy": np.__version__, "numba": numba.__version__, "scipy": scipy.__version__,
+            "treedyn": __version__, "platform": platform.platform()}
+
+
+def run(sizes=SIZES, as_json: bool = False, out=sys.stdout) -> dict:
+    """Measure and print the performance tables; returns the results."""
+    info = machine()
+    if not as_json:
+        print(f"treedyn {info['treedyn']} on {info['cpu']} ({info['cpus']} CPUs), Python "
+              f"{info['python']}, numpy {info['numpy']}, numba {info['numba']}", file=out)
+        print("implicit at dt = 1/120 s, rk4 at its largest stable dt; wind 6 m/s, turbulence "
+              "0.2; medians of the stepping thread's CPU time after warm-up\n", file=out)
+        print(f"{'limbs':>8} {'integrator':>10} {'dt s':>9} {'ms/step':>9} {'steps/s':>9} "
+              f"{'× real':>8} {'µs/limb':>8} {'wind+drag':>10} {'joints':>8} {'recursion':>10} "
+              f"{'load s':>7}", file=out)
+        print(f"{'':>8} {'':>10} {'':>9} {'':>9} {'':>9} {'':>8} {'':>8} {'ms':>10} {'ms':>8} "
+              f"{'ms':>10}", file=out)
+    rows = []
+    for size in sizes:
+        for row in measure_size(size):
+            rows.append(row)
+            if not as_json:
+                split = row.get("split_seconds")
+                parts = (f"{1e3 * split['wind_and_drag']:>10.3f} {1e3 * split['joint_forces']:>8.3f} "
+                         f"{1e3 * split['recursion']:>10.3f}" if split else f"{'':>10} {'':>8} {'':>10}")
+                print(f"{row['limbs']:>8,} {row['integrator']:>10} {row['dt']:>9.2e} "
+                      f"{1e3 * row['seconds_per_step']:>9.3f} "
+                      f"{row['steps_per_second']:>9.0f} {row['real_time_factor']:>8.2f} "
+                      f"{row['microseconds_per_limb_step']:>8.3f} {parts} "
+                      f"{row['load_seconds']:>7.2f}", file=out, flush=True)
+    first = time_to_first_step()
+    result = {"machine": info, "dt": DT, "rows": rows, "time_to_first_step_seconds": first}
+    if as_json:
+        print(json.dumps(result, indent=2), file=out)
+    else:
+        print(f"\nprocess start to first step (two_limbs, warm kernel cache): {first:.2f} s",
+              file=out)
+    return result
