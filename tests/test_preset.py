@@ -358,8 +358,10 @@ def test_error_names_file_line_and_key_path(tmp_path, text, expected):
     pytest.param(b"name: ok\ndescription: caf\xe9\n",
                  r"bad\.yaml:2: not a UTF-8 text file \(byte 0xe9\)$", id="latin-1"),
     pytest.param("name: x\n", r"bad\.yaml: tree: give exactly one of 'limbs'", id="tree-missing"),
-    pytest.param("name: " + "[" * 5000 + "]" * 5000 + "\n", r"bad\.yaml: YAML nested too deeply$",
-                 id="deep"),
+    # libyaml's C parser has its own depth limit and reports it as a syntax error.
+    pytest.param("name: " + "[" * 5000 + "]" * 5000 + "\n",
+                 r"bad\.yaml(: YAML nested too deeply|:1: YAML syntax error: exceeded maximum "
+                 r"nesting depth)$", id="deep"),
 ])
 def test_error_without_a_line(tmp_path, content, expected):
     message = load_error(write(tmp_path, content))
