@@ -201,8 +201,9 @@ def articulated_accelerations(parent, mass, com_offset, inertia_base, stiffness,
         la.congruence(C_IF[i], arm, I_w)  # armature, inertial axes
         la.matvec(C_IF[i], tau[i], tau_w)
         if gravity_theta_h > 0.0:
+            inv_m = 1.0 / sub_m[i]
             for r in range(3):
-                d[r] = sub_h[i, r] / sub_m[i] - base[i, r]
+                d[r] = sub_h[i, r] * inv_m - base[i, r]
             gravity_stiffness_psd(sub_m[i], d, gravity, T2)
             la.matvec(T2, omega_rel[i], w_tmp)
             h2 = gravity_theta_h * gravity_theta_h

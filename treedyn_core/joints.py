@@ -114,8 +114,9 @@ def gravity_stiffness_psd(mass, rho, g, out):
                 out[i, j] = 0.0
         return
     scale = mass * gn * rn
-    a0, a1, a2 = g[0] / gn, g[1] / gn, g[2] / gn
-    b0, b1, b2 = rho[0] / rn, rho[1] / rn, rho[2] / rn
+    inv_g, inv_r = 1.0 / gn, 1.0 / rn
+    a0, a1, a2 = g[0] * inv_g, g[1] * inv_g, g[2] * inv_g
+    b0, b1, b2 = rho[0] * inv_r, rho[1] * inv_r, rho[2] * inv_r
     c = a0 * b0 + a1 * b1 + a2 * b2
     if c >= 0.0:
         # K_g/scale = c 1 − (a bᵀ + b aᵀ)/2 less its one negative part λ2 e eᵀ along
