@@ -133,6 +133,13 @@ def test_expanded_preset_runs_the_same(tmp_path, capsys):
     assert np.abs(runs[1] - runs[0]).max() <= 1e-9 * scale
 
 
+def test_modes_prints_a_table_with_units(capsys):
+    assert main(["modes", "sapling", "--count", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "Hz" in out and "damping" in out
+    assert len([line for line in out.splitlines() if line.strip()[:1].isdigit()]) == 3
+
+
 def test_subcommands_not_yet_available_say_so(capsys):
     for argv in (["bench", "frames"],):
         line = _one_line_error(capsys, argv)

@@ -148,7 +148,10 @@ def _not_yet(what: str) -> int:
 
 
 def _cmd_modes(args) -> int:
-    return _not_yet("treedyn modes")
+    from .modes import modes_command_output
+
+    print(modes_command_output(_load(args.preset), args.count, args.json))
+    return 0
 
 
 def _cmd_bench(args) -> int:

@@ -39,6 +39,7 @@ from .errors import TreedynError
 from .integrators import joint_torques
 from . import linalg3 as la
 from .kernel import kernel
+from .tree import _rest_pose
 
 # -- the pattern of ancestor/descendant pairs ----------------------------------------------------
 
@@ -270,23 +271,6 @@ def _ldl_solve(pair_start, pair_anc, F, D_inv, X):
 
 
 @kernel
-def poses(parent, base_offset, R_rel, C_IF, base):
-    """Outward pass: C_IF (N, 3, 3) limb → inertial and base (N, 3) m from the joint rotations
-    R_rel (N, 3, 3), child → parent axes."""
-    d = np.empty(3)
-    for i in range(parent.shape[0]):
-        p = parent[i]
-        if p < 0:
-            C_IF[i] = R_rel[i]
-            base[i] = base_offset[i]
-        else:
-            la.matmul(C_IF[p], R_rel[i], C_IF[i])
-            la.matvec(C_IF[p], base_offset[i], d)
-            for r in range(3):
-                base[i, r] = base[p, r] + d[r]
-
-
-@kernel
 def composite_bodies(parent, mass, com_offset, inertia_com, C_IF, base, sub_m, sub_h, sub_J):
     """Inward pass: each joint's subtree as one rigid body about the joint (its base point).
 
@@ -457,7 +441,8 @@ def spring_hessians(R_rel: np.ndarray, spring_C_rel: np.ndarray, stiffness: np.n
 
 
 class Configuration:
-    """The tree's static model (arrays of a `Simulation`) at joint rotations R_rel."""
+    """The tree's static model (arrays of a `Simulation`) at joint rotations R_rel (N, 3, 3),
+    child → parent axes, under `gravity` (m/s², default the simulation's)."""
 
     def __init__(self, sim, R_rel: np.ndarray, gravity: np.ndarray | None = None):
         tree = sim.tree
@@ -465,10 +450,9 @@ class Configuration:
         self.tree = tree
         self.R_rel = np.ascontiguousarray(R_rel, dtype=float)
         self.gravity = np.asarray(sim.gravity if gravity is None else gravity, dtype=float)
-        n = tree.n
-        self.C_IF = np.empty((n, 3, 3))
-        self.base = np.empty((n, 3))
-        poses(tree.parent, tree.base_offset, self.R_rel, self.C_IF, self.base)
+        # limb → inertial orientations (N, 3, 3) and base points (N, 3) m
+        self.C_IF, self.base = _rest_pose(tree.parent, tree.level_start, self.R_rel,
+                                          tree.base_offset)
 
     def generalized_forces(self) -> np.ndarray:
         """(N, 3) N m, child axes: spring torques plus the moments of the subtrees' weights
@@ -483,6 +467,7 @@ class Configuration:
         return tau + G
 
     def composite(self):
+        """The composite bodies of `composite_bodies`: (sub_m, sub_h, sub_J), inertial axes."""
         t, n = self.tree, self.tree.n
         sub_m, sub_h, sub_J = np.empty(n), np.empty((n, 3)), np.empty((n, 3, 3))
         composite_bodies(t.parent, t.mass, t.com_offset, t.inertia_com, self.C_IF, self.base,
@@ -539,18 +524,13 @@ class LinearModel:
     C: np.ndarray
     equilibrium: "Equilibrium"
 
-    def C_sparse(self) -> scipy.sparse.csc_matrix:
-        return scipy.sparse.block_diag(list(self.C), format="csc") if len(self.C) < 64 else \
-            _block_diagonal_sparse(self.C)
-
-
-def _block_diagonal_sparse(blocks: np.ndarray) -> scipy.sparse.csc_matrix:
-    n = blocks.shape[0]
-    rows = (3 * np.arange(n)[:, None, None] + np.arange(3)[None, :, None]) + np.zeros((1, 1, 3),
-                                                                                      int)
-    cols = np.transpose(rows, (0, 2, 1))
-    return scipy.sparse.csc_matrix((blocks.ravel(), (rows.ravel(), cols.ravel())),
-                                   shape=(3 * n, 3 * n))
+    def dense(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(M, K, C) as dense (3N, 3N) arrays (small trees)."""
+        n = self.C.shape[0]
+        C = np.zeros((3 * n, 3 * n))
+        for i in range(n):
+            C[3 * i:3 * i + 3, 3 * i:3 * i + 3] = self.C[i]
+        return self.M.to_dense(), self.K.to_dense(), C
 
 
 def linearise(sim, equilibrium: "Equilibrium | None" = None) -> LinearModel:

@@ -18,12 +18,15 @@ The tree is linearised about its static equilibrium under gravity, wind off
   matrix's norm at ω_max instead of ω_max²). When Φ holds every mode
   (3N ≤ `EXACT_DAMPED_DOF_LIMIT`) this is the exact damped eigenproblem of
   ``[0 I; −M⁻¹K −M⁻¹C]``; otherwise it is the projection on the lowest modes
-  (plus a margin), which neglects the damping's coupling to the modes left out
-  (a relative error of order ζ² · ω/|ω − ω'|). Each undamped mode receives the
-  two damped eigenvalues (a conjugate pair, or two real ones when overdamped)
-  that live mostly in it (an assignment problem); with ``λa λb = ω²`` and
-  ``λa + λb = −2ζω``, frequency = ω/2π = |λ|/2π and damping ratio
-  ``ζ = −Re λ/|λ|`` for a pair.
+  (plus `EXTRA_MODES`), which neglects the damping's coupling to the modes left
+  out: against the exact damped eigenvalues of `sapling` and `young_oak` (84 and
+  858 degrees of freedom), projecting on 15 modes is off by ≤ 1e-4 (relative)
+  in the lowest six frequencies and damping ratios (modal damping φᵀCφ/(2ω),
+  which drops the coupling among the kept modes too, is off by about as much in
+  ζ). Each undamped mode receives the two damped eigenvalues (a conjugate pair,
+  or two real ones when overdamped) that live mostly in it (an assignment
+  problem); with ``λa λb = ω²`` and ``λa + λb = −2ζω``, frequency = ω/2π and
+  damping ratio ζ, which for a conjugate pair are |λ|/2π and ``−Re λ/|λ|``.
 - Degenerate modes (an axisymmetric tree's sway in x and y) are turned within
   their eigenspace to separate the motion along x from the rest, so that the
   descriptions and shapes are reproducible.
@@ -51,9 +54,12 @@ DENSE_DOF_LIMIT = 900
 # Exact damped eigenvalues (all modes in the projection) up to this many; the 2n × 2n
 # nonsymmetric eig costs ~1 s at 2n = 900 on two cores.
 EXACT_DAMPED_DOF_LIMIT = 450
+# At most this many modes of a tree too large for the dense solvers (ARPACK keeps ~2k vectors
+# of 3N numbers; more modes than this are no longer "the lowest" a user looks at).
+MAX_SPARSE_MODES = 300
 # Modes computed beyond those asked for, in the projected damped problem (and so that
 # damping cannot reorder the last ones requested with one not computed).
-EXTRA_MODES = 10
+EXTRA_MODES = 5
 # Eigenvalues of (K, M) within this many times round-off (relative to the largest diagonal
 # ratio K_ii / M_ii, a bound on the spectrum's scale) of zero count as zero: a neutral mode
 # (a free joint), not an instability.
@@ -61,7 +67,8 @@ ZERO_EIGENVALUE_ROUNDOFF = 1e-12
 # The shift of shift-invert, in units of that zero tolerance: small, negative, and far enough
 # from every eigenvalue counted as zero that K − σM factors well.
 SHIFT_IN_ZERO_TOLERANCES = 1e3
-# Eigenvalues this close (relative) are one degenerate eigenspace.
+# Eigenvalues this close (relative, plus the zero tolerance: the round-off of a low eigenvalue
+# is ~ε·ω²_max, not ε·ω²) are one degenerate eigenspace.
 DEGENERATE_RTOL = 1e-9
 # A joint continues the trunk if it is its parent's only child, or the child whose rest
 # direction is the closest to its parent's, within this angle.
@@ -90,7 +97,8 @@ class ModeResult:
         (child axes; R_i → R_i exp(ε_i^×)) of the mass-normalised undamped mode shapes,
         preset order
     tip_displacements : (count, N, 3) m per unit modal amplitude, inertial axes, preset order
-    descriptions : list[str], the dominant motion of each mode ("trunk sway x", "twist", ...)
+    descriptions : list[str], the dominant motion of each mode ("trunk sway x", "branch b2 sway
+        y", "trunk twist", ...)
     omega_squared : (count,) rad²/s², the undamped eigenvalues of (K, M)
     equilibrium : (N, 3, 3) joint rotations at the static equilibrium, child → parent axes,
         preset order
@@ -141,7 +149,7 @@ def modes(sim_or_preset, count: int = 10) -> ModeResult:
     name = str(sim.data.get("name", "the tree"))
     omega2, Phi = _undamped_modes(model, count, sim, name)
     config = Configuration(sim, model.equilibrium.R_rel)
-    Phi = _separate_degenerate(omega2, Phi, sim, config)
+    Phi = _separate_degenerate(omega2, Phi, sim, config, _zero_tolerance(model))
     omega, zeta = _damped_frequencies(omega2, Phi, model.C)
     order = np.lexsort((np.arange(len(omega)), omega))[:count]
     omega, zeta, omega2, Phi = omega[order], zeta[order], omega2[order], Phi[:, order]
@@ -153,9 +161,8 @@ def modes(sim_or_preset, count: int = 10) -> ModeResult:
     descriptions = _describe(shapes, model, sim, config)
     tree = sim.tree
     frequencies = omega / (2.0 * np.pi)
-    with np.errstate(divide="ignore"):
-        periods = np.where(frequencies > 0.0, 1.0 / np.where(frequencies > 0, frequencies, 1.0),
-                           np.inf)
+    periods = np.full(count, np.inf)
+    periods[frequencies > 0.0] = 1.0 / frequencies[frequencies > 0.0]
     return ModeResult(
         preset_name=name,
         limb_names=[tree.names[i] for i in np.argsort(tree.preset_index)],
@@ -180,13 +187,16 @@ def _undamped_modes(model: LinearModel, count: int, sim, name: str):
     """(ω² (m,), Φ (3N, m)) of the m ≥ count lowest modes, ascending, φᵀMφ = 1."""
     n_dof = model.M.n_dof
     tol = _zero_tolerance(model)
-    below_shift = 0
+    below_shift, sigma = 0, 0.0
     if n_dof <= DENSE_DOF_LIMIT:
         omega2, Phi = scipy.linalg.eigh(model.K.to_dense(), model.M.to_dense(), driver="gvd")
         if n_dof > EXACT_DAMPED_DOF_LIMIT:
             keep = min(n_dof, count + EXTRA_MODES)
             omega2, Phi = omega2[:keep], Phi[:, :keep]
     else:
+        if count > MAX_SPARSE_MODES:
+            raise TreedynError(f"at most {MAX_SPARSE_MODES} modes of a tree of {n_dof} degrees "
+                               f"of freedom, got a count of {count}")
         m = min(n_dof - 1, count + EXTRA_MODES)
         sigma = -SHIFT_IN_ZERO_TOLERANCES * tol
         for _ in range(8):
@@ -202,42 +212,45 @@ def _undamped_modes(model: LinearModel, count: int, sim, name: str):
         K_op = scipy.sparse.linalg.LinearOperator(shape, matvec=model.K.matvec, dtype=float)
         M_op = scipy.sparse.linalg.LinearOperator(shape, matvec=model.M.matvec, dtype=float)
         v0 = np.cos(np.arange(n_dof) * 0.7) + 1.5  # deterministic start
-        omega2, Phi = scipy.sparse.linalg.eigsh(K_op, k=m, M=M_op, sigma=sigma, which="LM",
-                                                OPinv=operator, v0=v0)
+        try:
+            omega2, Phi = scipy.sparse.linalg.eigsh(K_op, k=m, M=M_op, sigma=sigma, which="LM",
+                                                    OPinv=operator, v0=v0)
+        except scipy.sparse.linalg.ArpackNoConvergence:
+            raise TreedynError(f"'{name}': the eigen-solver did not converge on the "
+                               f"{m} lowest modes") from None
         order = np.argsort(omega2)
         omega2, Phi = omega2[order], Phi[:, order]
         # ARPACK's vectors are M-orthonormal to its tolerance; make the norms exact.
         Phi = Phi / np.sqrt(np.einsum("ik,ik->k", Phi, model.M.matvec(Phi)))
     if below_shift > 0 or omega2[0] < -tol:
-        _raise_unstable(name, omega2, Phi, below_shift, model, sim)
+        _raise_unstable(name, omega2, Phi, below_shift, sigma, model, sim)
     return np.maximum(omega2, 0.0), Phi
 
 
-def _raise_unstable(name, omega2, Phi, below_shift, model, sim):
+def _raise_unstable(name, omega2, Phi, below_shift, sigma, model, sim):
     config = Configuration(sim, model.equilibrium.R_rel)
     if omega2[0] < 0.0:
         shape = Phi[:, :1].T.reshape(1, sim.tree.n, 3)
         what = (f"mode 1: ω² = {omega2[0]:.4g} rad²/s², "
                 f"{_describe(shape, model, sim, config)[0]}")
     else:
-        what = f"{below_shift} below {-omega2[0]:.3g} rad²/s²"
+        what = f"{below_shift} of them below {sigma:.3g} rad²/s²"
     raise TreedynError(
         f"'{name}' is statically unstable under its own weight: the stiffness matrix has a "
         f"negative eigenvalue ({what}); it would buckle (stiffen it or lower gravity)")
 
 
-def _separate_degenerate(omega2, Phi, sim, config):
+def _separate_degenerate(omega2, Phi, sim, config, zero_tolerance):
     """Turn each degenerate eigenspace so that its first mode moves the most along x (mass-
     weighted tip displacement), the next the most along x of what is left, and so on."""
     Phi = Phi.copy()
-    scale = max(float(np.abs(omega2).max()), 1e-300)
     start = 0
     n = sim.tree.n
     while start < len(omega2):
         stop = start + 1
         while (stop < len(omega2)
-               and omega2[stop] - omega2[stop - 1] <= DEGENERATE_RTOL * max(abs(omega2[stop]),
-                                                                           1e-6 * scale)):
+               and omega2[stop] - omega2[stop - 1]
+               <= DEGENERATE_RTOL * abs(omega2[stop]) + zero_tolerance):
             stop += 1
         if stop - start > 1:
             block = Phi[:, start:stop]
@@ -403,9 +416,9 @@ def _number(x: float):
 
 def format_table(result: ModeResult) -> str:
     """The table `treedyn modes` prints: one line per mode, units in the header."""
-    lines = [f"{result.preset_name}: {result.count} lowest modes about the "
-             f"{result.equilibrium_method} ({len(result.limb_names)} limbs, "
-             f"{3 * len(result.limb_names)} degrees of freedom)",
+    n = len(result.limb_names)
+    lines = [f"{result.preset_name}: {result.count} lowest modes ({n} limbs, {3 * n} degrees of "
+             f"freedom); static equilibrium under gravity: {result.equilibrium_method}",
              f"{'mode':>4}  {'frequency (Hz)':>14}  {'period (s)':>10}  {'damping ratio':>13}  "
              f"motion"]
     for k in range(result.count):
