@@ -70,6 +70,10 @@ def _parsers() -> dict[str, argparse.ArgumentParser]:
                      help="time step, s (default: the preset's simulation.dt)")
     run.add_argument("--integrator", choices=("implicit", "rk4", "dop853"))
     run.add_argument("--model", choices=("articulated", "seed"))
+    run.add_argument("--rtol", type=_positive_float, metavar="R",
+                     help="dop853 relative tolerance (default 1e-10)")
+    run.add_argument("--atol", type=_positive_float, metavar="A",
+                     help="dop853 absolute tolerance (default 1e-10)")
     run.add_argument("--every", type=_positive_int, metavar="K",
                      help="save every K-th step (default: about 30 frames per simulated second)")
     run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="overrides",
@@ -122,7 +126,8 @@ def _cmd_run(args) -> int:
     out = Path(args.out) if args.out else Path(f"{Path(args.preset).stem}.npz")
     if out.suffix != ".npz":
         raise TreedynError(f"--out must name a .npz file, got '{out}'")
-    sim = Simulation(preset, integrator=args.integrator, model=args.model, dt=args.dt)
+    sim = Simulation(preset, integrator=args.integrator, model=args.model, dt=args.dt,
+                     rtol=args.rtol, atol=args.atol)
     result = simulate(sim, args.duration, args.every, progress=True, probe=args.probe)
     write_npz(result.arrays, out)
     print(f"{result.summary()}; wrote {out}")
@@ -160,6 +165,11 @@ def _cmd_bench(args) -> int:
 
         sizes = tuple(int(s) for s in args.sizes.split(",")) if args.sizes else SIZES
         run(sizes, as_json=args.json)
+        return 0
+    if args.which == "accuracy":
+        from .bench_accuracy import main as accuracy
+
+        print(accuracy(as_json=args.json))
         return 0
     return _not_yet(f"treedyn bench {args.which}")
 

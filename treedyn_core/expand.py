@@ -10,6 +10,7 @@ import numpy as np
 
 from . import so3
 from .prestress import prestressed_spring_rotations
+from .seed_model import seed_prestressed_spring_rotations
 from .tree import Tree, build_tree
 
 
@@ -26,9 +27,10 @@ def expand_preset(preset) -> dict:
     data = preset.data
     tree = build_tree(data, preset.error)
     prestressed = data["simulation"]["prestress"] and not tree.spring_given.any()
-    spring = (prestressed_spring_rotations(tree, np.array(data["simulation"]["gravity"], float),
-                                           data["tuning"]["stiffness_scale"])
-              if prestressed else None)
+    solve = (seed_prestressed_spring_rotations if data["simulation"]["model"] == "seed"
+             else prestressed_spring_rotations)
+    spring = (solve(tree, np.array(data["simulation"]["gravity"], float),
+                    data["tuning"]["stiffness_scale"]) if prestressed else None)
     return expanded_data(data, tree, spring)
 
 

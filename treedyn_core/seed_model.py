@@ -704,6 +704,12 @@ class SeedDynamics:
         self.accelerations(sim)
         return self._work[3].copy()
 
+    def root_moment(self, sim) -> np.ndarray:
+        """(3,) N m, inertial axes: the moment the root joint (seed spring + damper) exerts on
+        the root limb."""
+        self.accelerations(sim)
+        return self._C_IF[0] @ self._work[2][0]
+
     def energies(self, sim) -> tuple[float, float, float]:
         """(kinetic, gravity potential, spring potential) of the seed model, J (module
         docstring: what it conserves)."""

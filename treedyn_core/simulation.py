@@ -20,11 +20,13 @@ from .compile_notice import announce_if_slow
 from .errors import SimulationDiverged, TreedynError
 from .integrators import implicit_steps, joint_torques, rk4_steps
 from .prestress import prestressed_spring_rotations
+from .reference_integrator import DEFAULT_ATOL, DEFAULT_RTOL, dop853_steps
+from .seed_model import SeedDynamics, seed_prestressed_spring_rotations
 from .tree import Tree, build_tree
 from .wind import WindField
 
-INTEGRATORS = ("implicit", "rk4")
-MODELS = ("articulated",)
+INTEGRATORS = ("implicit", "rk4", "dop853")
+MODELS = ("articulated", "seed")
 
 
 @dataclass(frozen=True)
@@ -42,31 +44,6 @@ class Snapshot:
     potential: float
 
     @property
-    def aerodynamic_forces(self) -> np.ndarray:
-        """(N, 3) N: drag on each limb (at its midpoint) in the current state, inertial axes."""
-        t, w = self.tree, self._work
-        if not self.aerodynamics:
-            return np.zeros((t.n, 3))
-        midpoints(w.C_IF, w.base, w.omega, w.base_vel, t.length, t.u, w.mid, w.mid_vel, w.lever)
-        self.wind.velocity_at(w.mid, w.wind_at_mid)
-        wind = self.data["wind"]
-        force, torque = np.empty((t.n, 3)), np.empty((t.n, 3))
-        drag_loads(w.wind_at_mid, w.mid_vel, w.lever, t.length, t.radius, t.leaf_area,
-                   float(wind["air_density"]), float(wind["drag_coefficient"]),
-                   float(wind["leaf_drag_coefficient"]), float(wind["vogel_exponent"]), False,
-                   force, torque, w.drag_jacobian)
-        return force
-
-    def root_moment(self) -> np.ndarray:
-        """(3,) N m, inertial axes: the moment the root joint (spring + damper) exerts on the
-        tree, the bending moment at the base of the trunk."""
-        self.energies()  # leaves the joints' spring + damper torques (child axes) in _work.tau
-        return self._work.C_IF[0] @ self._work.tau[0]
-
-    def crown_top(self) -> int:
-        """Index of the limb whose tip is highest at rest: the top of the crown."""
-        return int(np.argmax(self.tree.rest_tip[:, 2]))
-
     def energy(self) -> float:
         return self.kinetic + self.potential
 
@@ -76,8 +53,10 @@ class Simulation:
     and `.error`), or `Simulation.from_data(data)` with a validated preset dict."""
 
     def __init__(self, preset, *, integrator: str | None = None, model: str | None = None,
-                 dt: float | None = None):
+                 dt: float | None = None, rtol: float | None = None, atol: float | None = None):
         self.data = preset.data
+        self.rtol = DEFAULT_RTOL if rtol is None else float(rtol)   # dop853 tolerances
+        self.atol = DEFAULT_ATOL if atol is None else float(atol)
         sim = self.data["simulation"]
         self.tree: Tree = build_tree(self.data, getattr(preset, "error", None))
         self.gravity = np.array(sim["gravity"], dtype=float)
@@ -109,6 +88,7 @@ class Simulation:
         self._rk4_stages = (np.zeros((n, 4)), np.zeros((n, 3)), np.zeros((n, 4)),
                             np.zeros((n, 3)), np.zeros((4, n, 4)), np.zeros((4, n, 3)))
         self._warm: set[str] = set()
+        self._seed = SeedDynamics(tree, self.inertia_base) if self.model == "seed" else None
         self.wind = WindField(self.data["wind"])
         self._wind_work = np.zeros((7, self.wind.mode_phase.shape[0]))
         wind = self.data["wind"]
@@ -185,8 +165,9 @@ class Simulation:
         """Back to t = 0: the rest pose (prestressed with the stiffness scale now in force)
         plus the preset's initial_state; external loads cleared."""
         if self.prestressed:
-            self.spring_C_rel = prestressed_spring_rotations(self.tree, self.gravity,
-                                                             self.stiffness_scale)
+            solve = (seed_prestressed_spring_rotations if self._seed is not None
+                     else prestressed_spring_rotations)
+            self.spring_C_rel = solve(self.tree, self.gravity, self.stiffness_scale)
         else:
             self.spring_C_rel = self.tree.spring_C_rel.copy()
         R = self.tree.rest_C_rel.copy()
@@ -226,7 +207,11 @@ class Simulation:
 
     def _step(self, n: int) -> None:
         q_before, v_before = self.q.copy(), self.v.copy()
-        if self.integrator == "implicit":
+        if self.integrator == "dop853":
+            done, bad = dop853_steps(self, n)
+        elif self._seed is not None:
+            done, bad = self._seed.step(self, n)
+        elif self.integrator == "implicit":
             done, bad = implicit_steps(n, self.dt, self.theta_method, self._model(), self.q,
                                        self.v, self.ext_force, self.ext_torque,
                                        self.stiffness_scale, self.damping_scale,
@@ -324,7 +309,10 @@ class Simulation:
         return self._work.base + t.length[:, None] * np.einsum("nij,nj->ni", self._work.C_IF, t.u)
 
     def energies(self) -> tuple[float, float, float]:
-        """(kinetic, gravity potential, spring potential), J."""
+        """(kinetic, gravity potential, spring potential), J (seed model: the energies it
+        conserves, `seed_model`)."""
+        if self._seed is not None:
+            return self._seed.energies(self)
         t, w = self.tree, self._work
         kinetic, gravity = mechanical_energy(t.mass, t.com_offset, t.inertia_com, w.C_IF, w.base,
                                              w.omega, w.base_vel, self.gravity, w.vec)
@@ -350,6 +338,8 @@ class Simulation:
     def root_moment(self) -> np.ndarray:
         """(3,) N m, inertial axes: the moment the root joint (spring + damper) exerts on the
         tree, the bending moment at the base of the trunk."""
+        if self._seed is not None:
+            return self._seed.root_moment(self)
         self.energies()  # leaves the joints' spring + damper torques (child axes) in _work.tau
         return self._work.C_IF[0] @ self._work.tau[0]
 
