@@ -180,6 +180,13 @@ def articulated_accelerations(parent, mass, com_offset, inertia_base, stiffness,
                     IA_A[i, r, s] -= drag_theta_h * T2[r, s]
                     IA_B[i, r, s] += drag_theta_h * T1[r, s]
                     IA_C[i, r, s] += drag_theta_h * drag_jacobian[i, r, s]
+            # Gravity enters as the ground acceleration −g, which would give the added inertia
+            # a weight: cancel it (pA += θh Lᵀ D L [0; g] = θh [ρ × D g; D g]).
+            la.matvec(drag_jacobian[i], gravity, w_tmp)
+            la.cross(drag_lever[i], w_tmp, Du)
+            for r in range(3):
+                pA_f[i, r] += drag_theta_h * w_tmp[r]
+                pA_w[i, r] += drag_theta_h * Du[r]
         p = parent[i]
         if p < 0:
             for r in range(3):
