@@ -394,16 +394,12 @@ CROWN_MOVES = 0.05  # m
 # of the crown top at the 1 s samples has a standard deviation of 0.27 m (sapling) … 3.1 m
 # (giant), measured; a crown frozen in a steady lean would give 0.
 CROWN_SWAYS = 0.05  # m
-DIVERGES = pytest.mark.xfail(strict=True, reason=(
-    "bug: diverges (non-finite joint rate within 1 s) at dt = 1/30 s, 30 m/s, turbulence 0.3; "
-    "foliage-driven: stable with leaf_drag_coefficient 0 or at dt = 1/240 s; conifer "
-    "diverges even at 1/120 s, while the same preset is stable at 20 m/s"))
 STORM_PRESETS = [
     pytest.param("two_limbs", 60.0),
     pytest.param("sapling", 60.0),
     pytest.param("young_oak", 60.0),
-    pytest.param("conifer", 60.0, marks=DIVERGES),
-    pytest.param("weeping_willow", 60.0, marks=DIVERGES),
+    pytest.param("conifer", 60.0),
+    pytest.param("weeping_willow", 60.0),
     pytest.param("old_oak", 60.0),
     pytest.param("giant", 10.0),
 ]

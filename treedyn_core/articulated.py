@@ -19,6 +19,8 @@ makes the articulated inertia passed to the parent a full 6×6 matrix.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from .kernel import kernel
 
@@ -52,6 +54,9 @@ class Workspace:
         self.acc_f = np.zeros((n, 3))
         self.sub_m = np.zeros(n)              # kg, subtree mass
         self.sub_h = np.zeros((n, 3))         # kg m, subtree first moment about the origin
+        self.sub_fw = np.zeros(n)             # N, subtree Σ |F| of the applied loads
+        self.sub_fh = np.zeros((n, 3))        # N m, Σ |F| r (r: point of application)
+        self.sub_f = np.zeros((n, 3))         # N, Σ F
         self.mid = np.zeros((n, 3))           # m, limb midpoints
         self.mid_vel = np.zeros((n, 3))       # m/s, their velocities
         self.lever = np.zeros((n, 3))         # m, base → midpoint
@@ -118,7 +123,7 @@ def articulated_accelerations(parent, mass, com_offset, inertia_base, stiffness,
                               C_IF, base, omega, omega_rel, tau, gravity, ext_force, ext_torque,
                               armature_k, armature_c, gravity_theta_h, drag_jacobian, drag_lever,
                               drag_theta_h, IA_A, IA_B, IA_C, pA_w, pA_f, c_w, c_f, D_inv, u,
-                              acc_w, acc_f, sub_m, sub_h, tmp, vec, vdot):
+                              acc_w, acc_f, sub_m, sub_h, sub_fw, sub_fh, sub_f, tmp, vec, vdot):
     """Joint accelerations vdot (N, 3), rad/s², child axes: RBDA Table 7.1 in base-point coordinates.
 
     tau (N, 3) N m joint torques (child axes); inertia_base (N, 3, 3) kg m² about the base, limb
@@ -127,7 +132,10 @@ def articulated_accelerations(parent, mass, com_offset, inertia_base, stiffness,
     D and −θh times it, applied to omega_rel, to the joint torque (0 for explicit methods).
     drag_theta_h > 0 adds θh times the drag's damping Lᵀ D L (drag_jacobian D (N, 3, 3) N s/m,
     L = [−ρ^×, 1] with drag_lever ρ (N, 3) m, base → midpoint) to each limb's inertia, so that
-    aerodynamic damping is implicit too; the bias forces keep the rigid inertia.
+    aerodynamic damping is implicit too; the bias forces keep the rigid inertia. It also adds
+    the PSD part of the loads' geometric stiffness (ext_force applied at base + drag_lever,
+    gathered per subtree like gravity's, about the subtree's force-weighted centre), implicit
+    like gravity's: a large drag on a light limb is a stiff "weathervane" spring.
     """
     n = parent.shape[0]
     I_w = tmp[0]
@@ -187,6 +195,11 @@ def articulated_accelerations(parent, mass, com_offset, inertia_base, stiffness,
             for r in range(3):
                 pA_f[i, r] += drag_theta_h * w_tmp[r]
                 pA_w[i, r] += drag_theta_h * Du[r]
+            weight = math.sqrt(ext_force[i, 0] ** 2 + ext_force[i, 1] ** 2 + ext_force[i, 2] ** 2)
+            sub_fw[i] = weight
+            for r in range(3):
+                sub_fh[i, r] = weight * (base[i, r] + drag_lever[i, r])
+                sub_f[i, r] = ext_force[i, r]
         p = parent[i]
         if p < 0:
             for r in range(3):
@@ -218,6 +231,17 @@ def articulated_accelerations(parent, mass, com_offset, inertia_base, stiffness,
                 tau_w[r] -= gravity_theta_h * w_tmp[r]
                 for s in range(3):
                     I_w[r, s] += h2 * T2[r, s]
+        if drag_theta_h > 0.0 and sub_fw[i] > 0.0:
+            inv_w = 1.0 / sub_fw[i]
+            for r in range(3):
+                d[r] = sub_fh[i, r] * inv_w - base[i, r]
+            gravity_stiffness_psd(1.0, d, sub_f[i], T2)
+            la.matvec(T2, omega_rel[i], w_tmp)
+            h2 = drag_theta_h * drag_theta_h
+            for r in range(3):
+                tau_w[r] -= drag_theta_h * w_tmp[r]
+                for s in range(3):
+                    I_w[r, s] += h2 * T2[r, s]
         for r in range(3):
             for s in range(3):
                 I_w[r, s] += IA_A[i, r, s]  # D = Sᵀ IA S + armature
@@ -228,6 +252,11 @@ def articulated_accelerations(parent, mass, com_offset, inertia_base, stiffness,
         sub_m[p] += sub_m[i]
         for r in range(3):
             sub_h[p, r] += sub_h[i, r]
+        if drag_theta_h > 0.0:
+            sub_fw[p] += sub_fw[i]
+            for r in range(3):
+                sub_fh[p, r] += sub_fh[i, r]
+                sub_f[p, r] += sub_f[i, r]
         A = IA_A[i]
         B = IA_B[i]
         C = IA_C[i]
