@@ -1,0 +1,7 @@
+"""``python -m app [PRESET]``: the treedyn desktop app."""
+
+import sys
+
+from .main import main
+
+sys.exit(main())

@@ -1,0 +1,57 @@
+"""Entry points: `run(preset)` for the core's CLI (``treedyn [PRESET]``) and `main(argv)` for
+``python -m app``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+DEFAULT_PRESET = "young_oak"
+
+
+def _display_problem() -> str | None:
+    """Why Qt could not open a window here (it aborts the process instead of failing)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    if os.environ.get("QT_QPA_PLATFORM", "").split(":")[0] not in ("", "xcb", "wayland"):
+        return None
+    if os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
+        return None
+    return "no display to open the window on (DISPLAY is not set); run it in a desktop " \
+           "session, or headless under xvfb-run"
+
+
+def run(preset: str | None = None) -> int:
+    """Open the app on `preset` (a shipped name or a path; default young_oak) and return the
+    exit status: 0 when the window is closed, 2 with a one-line message on stderr for an
+    invalid preset or no display."""
+    from treedyn_core.errors import TreedynError
+    from treedyn_core.preset import load_preset
+
+    source = preset or DEFAULT_PRESET
+    try:
+        loaded = load_preset(source)
+    except TreedynError as exc:
+        print(f"treedyn: {exc}", file=sys.stderr)
+        return 2
+    problem = _display_problem()
+    if problem:
+        print(f"treedyn: {problem}", file=sys.stderr)
+        return 2
+
+    from .main_window import MainWindow, app_instance
+
+    app = app_instance(sys.argv[:1])
+    window = MainWindow(loaded)
+    window.show()
+    return int(app.exec())
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m app [PRESET]``."""
+    parser = argparse.ArgumentParser(prog="treedyn", description="A tree in the wind, live.")
+    parser.add_argument("preset", nargs="?", default=None,
+                        help=f"a shipped preset's name or a preset file (default {DEFAULT_PRESET})")
+    args = parser.parse_args(argv)
+    return run(args.preset)

@@ -1,0 +1,497 @@
+"""The main window: layout, menus, status bar, and the one place that wires signals.
+
+The window reads the worker's latest frame at its own rate (a QTimer, ~60 Hz)
+and hands positions to the canvas; widgets send their changes to the worker
+as commands. The GUI thread never steps physics.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+
+from PyQt6.QtCore import QSettings, Qt, QTimer
+from PyQt6.QtGui import QAction, QActionGroup, QKeySequence
+from PyQt6.QtWidgets import (QApplication, QFileDialog, QLabel, QMainWindow, QMessageBox,
+                             QScrollArea, QSplitter)
+
+from treedyn_core.errors import TreedynError
+from treedyn_core.preset import load_preset, save_preset, shipped_presets
+from treedyn_core.simulation import INTEGRATORS, MODELS
+
+from . import canvas as canvas_module
+from .canvas import TreeCanvas
+from .controls import Controls
+from .tree_visual import LINES, TUBES
+from .worker import FAILED, LIVE_INTEGRATORS, PAUSED, PREPARING, RUNNING, SimulationWorker
+
+TICK_MS = 16  # ~60 Hz: how often the window reads the worker's latest frame
+STATUS_INTERVAL = 0.25  # s between status-bar refreshes
+MAX_RECENT = 8
+PREPARING_TEXT = "Preparing simulation (compiling kernels, first run only)…"
+# The integrators the app offers: those of the core that the worker steps live.
+OFFERED_INTEGRATORS = tuple(name for name in INTEGRATORS if name in LIVE_INTEGRATORS)
+
+
+def format_energy(joules: float) -> str:
+    """'7.91 kJ' and the like."""
+    size = abs(joules)
+    for factor, unit in ((1e9, "GJ"), (1e6, "MJ"), (1e3, "kJ")):
+        if size >= factor:
+            return f"{joules / factor:.3g} {unit}"
+    return f"{joules:.3g} J"
+
+
+def _is_shipped(path) -> bool:
+    """`path` is one of the shipped presets' files."""
+    if path is None:
+        return False
+    shipped = shipped_presets().get(Path(path).stem)
+    return shipped is not None and Path(shipped).resolve() == Path(path).resolve()
+
+
+def default_settings() -> QSettings:
+    return QSettings("treedyn", "treedyn")
+
+
+class MainWindow(QMainWindow):
+    """The treedyn desktop app on one preset (a validated `Preset`)."""
+
+    def __init__(self, preset, *, settings: QSettings | None = None, render_mode: str = LINES,
+                 playing: bool = True):
+        super().__init__()
+        self._settings = settings if settings is not None else default_settings()
+        self._preset = preset
+        self._generation = 0
+        self._seq = -1
+        self._drawn_snapshot = None
+        self._shown_wind = None
+        self._playing = playing
+        self._failure_box: QMessageBox | None = None
+        self._draws = 0
+        self._fps = 0.0
+        self._fps_since = time.perf_counter()
+        self._status_at = 0.0
+        self._compiling_at = None
+        self._framed_preset = None
+
+        self.canvas = TreeCanvas(render_mode=render_mode)
+        self.controls = Controls(OFFERED_INTEGRATORS, MODELS)
+        self._build_layout()
+        self._build_status_bar()
+        self._build_menus()
+        self.controls.set_presets(list(shipped_presets()))
+        self._show_preset(preset)
+        self.resize(1200, 760)
+
+        self.worker = self._start_worker(preset)
+        self.canvas.set_message(PREPARING_TEXT)
+        self.statusBar().showMessage(PREPARING_TEXT)
+        self._wire()
+        self.canvas.canvas.events.draw.connect(self._count_draw)
+        self.timer = QTimer(self)
+        self.timer.setInterval(TICK_MS)
+        self.timer.timeout.connect(self._tick)
+        self.timer.start()
+
+    # -- layout ---------------------------------------------------------------------------------
+
+    def _build_layout(self) -> None:
+        # The view area is a vertical splitter so that panels (plots) can go under the view.
+        self.view_area = QSplitter(Qt.Orientation.Vertical)
+        self.view_area.addWidget(self.canvas.native)
+        self.view_area.setChildrenCollapsible(False)
+        scroll = QScrollArea()
+        scroll.setWidget(self.controls)
+        scroll.setWidgetResizable(True)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setMinimumWidth(self.controls.sizeHint().width() + 24)
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(self.view_area)
+        splitter.addWidget(scroll)
+        splitter.setStretchFactor(0, 1)
+        splitter.setStretchFactor(1, 0)
+        splitter.setChildrenCollapsible(False)
+        self.setCentralWidget(splitter)
+
+    def _build_status_bar(self) -> None:
+        bar = self.statusBar()
+        self.time_label = QLabel()
+        self.realtime_label = QLabel()
+        self.fps_label = QLabel()
+        self.limbs_label = QLabel()
+        self.energy_label = QLabel()
+        tips = ("Simulated time", "Real-time factor: simulated seconds per wall-clock second",
+                "Frames drawn per second", "Number of limbs",
+                "Total mechanical energy: kinetic + gravity + spring")
+        widest = ("t = 8888.88 s", "×8.88 real time (can't keep up)", "888 fps",
+                  "88,888 limbs", "E = -888 MJ")
+        for label, tip, text in zip((self.time_label, self.realtime_label, self.fps_label,
+                                     self.limbs_label, self.energy_label), tips, widest):
+            label.setToolTip(tip)
+            label.setMinimumWidth(label.fontMetrics().horizontalAdvance(text) + 12)
+            label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+            bar.addPermanentWidget(label)
+
+    def _build_menus(self) -> None:
+        menu = self.menuBar()
+        file_menu = menu.addMenu("&File")
+        self.open_action = self._action(file_menu, "&Open…", QKeySequence.StandardKey.Open,
+                                        self.open_dialog, "Ctrl+O")
+        self.save_as_action = self._action(file_menu, "Save &As…", None, self.save_as_dialog,
+                                           "Ctrl+Shift+S")
+        self.recent_menu = file_menu.addMenu("Recent &files")
+        file_menu.addSeparator()
+        self.quit_action = self._action(file_menu, "&Quit", None, self.close, "Ctrl+Q")
+        self._rebuild_recent_menu()
+
+        sim_menu = menu.addMenu("&Simulation")
+        self.play_action = self._action(sim_menu, "&Play / Pause", None, self.toggle_play,
+                                        "Space")
+        self.step_action = self._action(sim_menu, "&Step", None, self.single_step, ".")
+        self.reset_action = self._action(sim_menu, "&Reset", None, self.reset, "Ctrl+R")
+
+        view_menu = menu.addMenu("&View")
+        group = QActionGroup(self)
+        group.setExclusive(True)
+        self.lines_action = QAction("&Lines (fast, software OpenGL)", self, checkable=True)
+        self.tubes_action = QAction("&Tubes (instanced cylinders, needs a GPU)", self,
+                                    checkable=True)
+        for action, mode in ((self.lines_action, LINES), (self.tubes_action, TUBES)):
+            group.addAction(action)
+            view_menu.addAction(action)
+            action.triggered.connect(lambda checked, m=mode: self.set_render_mode(m))
+        self.lines_action.setChecked(self.canvas.tree.mode == LINES)
+        self.tubes_action.setChecked(self.canvas.tree.mode == TUBES)
+        self.tubes_action.setEnabled(canvas_module.tubes_available)
+        view_menu.addSeparator()
+        self._action(view_menu, "&Frame the tree", None, self.canvas.frame_tree, "Home")
+
+    def _action(self, menu, text, standard, slot, shortcut: str) -> QAction:
+        action = QAction(text, self)
+        action.setShortcut(QKeySequence(shortcut))
+        action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        action.triggered.connect(lambda checked=False: slot())
+        menu.addAction(action)
+        return action
+
+    def _wire(self) -> None:
+        c = self.controls
+        c.wind_speed.valueChanged.connect(lambda v: self.worker.set_wind_speed(v))
+        c.wind_direction.valueChanged.connect(lambda v: self.worker.set_wind_direction(v))
+        c.turbulence.valueChanged.connect(
+            lambda v: self.worker.set_turbulence_intensity(v / 100.0))
+        c.stiffness.valueChanged.connect(lambda v: self.worker.set_stiffness_scale(v))
+        c.damping.valueChanged.connect(lambda v: self.worker.set_damping_scale(v))
+        c.time_scale.valueChanged.connect(lambda v: self.worker.set_time_scale(v))
+        c.integrator.currentTextChanged.connect(lambda name: self.worker.set_integrator(name))
+        c.model.currentTextChanged.connect(lambda name: self.worker.set_model(name))
+        c.play_button.clicked.connect(self.toggle_play)
+        c.step_button.clicked.connect(self.single_step)
+        c.reset_button.clicked.connect(self.reset)
+        c.preset.activated.connect(self._preset_picked)
+
+    def _start_worker(self, preset) -> SimulationWorker:
+        worker = SimulationWorker(preset, playing=self._playing,
+                                  time_scale=self.controls.time_scale.value())
+        worker.start()
+        return worker
+
+    # -- transport ------------------------------------------------------------------------------
+
+    def toggle_play(self) -> None:
+        self._playing = not self._playing
+        (self.worker.play if self._playing else self.worker.pause)()
+        self.controls.show_playing(self._playing)
+
+    def single_step(self) -> None:
+        self._playing = False
+        self.controls.show_playing(False)
+        self.worker.step()
+
+    def reset(self) -> None:
+        if self._failure_box is not None:
+            self._failure_box.close()
+            self._failure_box = None
+        # The controls are the truth: a value forced past them (a test, a script) is undone.
+        self.worker.set_stiffness_scale(self.controls.stiffness.value())
+        self.worker.set_damping_scale(self.controls.damping.value())
+        self.worker.reset()
+        self.canvas.set_message(None)
+        self.statusBar().showMessage("Reset to the rest pose", 3000)
+
+    def set_render_mode(self, mode: str) -> None:
+        try:
+            self.canvas.set_render_mode(mode)
+        except Exception as exc:
+            self.statusBar().showMessage(f"Cannot draw {mode}: {exc}", 8000)
+            self.lines_action.setChecked(True)
+            self.canvas.set_render_mode(LINES)
+
+    # -- presets ----------------------------------------------------------------------------------
+
+    @property
+    def preset(self):
+        """The preset of the running simulation."""
+        return self._preset
+
+    def open_dialog(self) -> None:
+        start = str(self._preset.path.parent) if getattr(self._preset, "path", None) else ""
+        path, _ = QFileDialog.getOpenFileName(self, "Open preset", start,
+                                              "treedyn presets (*.yaml *.yml);;All files (*)")
+        if path:
+            self.open_preset(path)
+
+    def open_preset(self, source: str | os.PathLike) -> bool:
+        """Load a preset file or shipped name; on an invalid one show the one-line error and
+        leave the running simulation as it is. True if loading started."""
+        try:
+            preset = load_preset(source)
+        except TreedynError as exc:
+            self._warn("Cannot open preset", str(exc))
+            return False
+        except Exception as exc:  # an unexpected failure is shown, not swallowed
+            traceback.print_exc()
+            self._warn("Cannot open preset", f"{type(exc).__name__}: {exc}")
+            return False
+        self.canvas.set_message(f"Loading {preset.name}…")
+        if self.worker.is_alive():
+            self.worker.load(preset)
+        else:  # the first preset failed to build: start afresh
+            self._preset = preset
+            self._generation, self._seq = 0, -1
+            self.worker = self._start_worker(preset)
+        return True
+
+    def save_as_dialog(self) -> None:
+        start = ""
+        if getattr(self._preset, "path", None) is not None:
+            start = str(Path(self._preset.path).with_suffix("").name) + "_tuned.yaml"
+        path, _ = QFileDialog.getSaveFileName(self, "Save preset as", start,
+                                              "treedyn presets (*.yaml *.yml)")
+        if path:
+            if not Path(path).suffix:
+                path += ".yaml"
+            self.save_as(path)
+
+    def save_as(self, path: str | os.PathLike) -> bool:
+        """Write the current preset with the sliders' values (tuning, wind) to `path`."""
+        try:
+            save_preset(self.current_preset_data(), path)
+        except TreedynError as exc:
+            self._warn("Cannot save preset", str(exc))
+            return False
+        except Exception as exc:
+            traceback.print_exc()
+            self._warn("Cannot save preset", f"{type(exc).__name__}: {exc}")
+            return False
+        self._add_recent(path)
+        self.statusBar().showMessage(f"Saved {path}", 5000)
+        return True
+
+    def current_preset_data(self) -> dict:
+        """The running preset's data with the controls' current values written in."""
+        data = copy.deepcopy(self._preset.data)
+        c = self.controls
+        data["tuning"]["stiffness_scale"] = c.stiffness.value()
+        data["tuning"]["damping_scale"] = c.damping.value()
+        data["wind"]["speed"] = c.wind_speed.value()
+        data["wind"]["direction_deg"] = c.wind_direction.value() % 360.0
+        data["wind"]["turbulence_intensity"] = c.turbulence.value() / 100.0
+        data["simulation"]["model"] = c.model.currentText()
+        return data
+
+    def _preset_picked(self, index: int) -> None:
+        name = self.controls.preset.itemText(index)
+        if name in shipped_presets():
+            self.open_preset(name)
+
+    def _show_preset(self, preset) -> None:
+        path = getattr(preset, "path", None)
+        label = path.stem if _is_shipped(path) else (
+            Path(path).name if path is not None else preset.data.get("name", "untitled"))
+        self.controls.show_preset(label, preset.data.get("description", "") or "")
+        wind, tuning = preset.data["wind"], preset.data["tuning"]
+        self.controls.show_values(
+            wind_speed=wind["speed"], wind_direction_deg=wind["direction_deg"],
+            turbulence_intensity=wind["turbulence_intensity"],
+            stiffness_scale=tuning["stiffness_scale"], damping_scale=tuning["damping_scale"])
+        self._show_choices(preset.data["simulation"]["integrator"],
+                           preset.data["simulation"]["model"])
+        name = preset.data.get("name") or label
+        self.setWindowTitle(f"treedyn — {name}" + (f" ({path})" if path is not None else ""))
+
+    def _show_choices(self, integrator: str, model: str) -> None:
+        """Integrator and model as the running simulation has them (the worker may have
+        refused the preset's integrator); the preset's own until it runs."""
+        settings = self.worker.latest.settings if hasattr(self, "worker") else None
+        if settings is not None:
+            integrator, model = settings.integrator, settings.model
+        self.controls.show_choice(self.controls.integrator, integrator)
+        self.controls.show_choice(self.controls.model, model)
+
+    # -- recent files ---------------------------------------------------------------------------
+
+    def recent_files(self) -> list[str]:
+        value = self._settings.value("recent_files", [], type=list)
+        return [str(v) for v in value if v]
+
+    def _add_recent(self, path) -> None:
+        path = str(Path(path).resolve())
+        files = [path] + [f for f in self.recent_files() if f != path]
+        self._settings.setValue("recent_files", files[:MAX_RECENT])
+        self._settings.sync()
+        self._rebuild_recent_menu()
+
+    def _rebuild_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        files = self.recent_files()
+        for path in files:
+            action = self.recent_menu.addAction(path)
+            action.triggered.connect(lambda checked=False, p=path: self.open_preset(p))
+        if not files:
+            self.recent_menu.addAction("(none)").setEnabled(False)
+
+    # -- reading the worker ----------------------------------------------------------------------
+
+    def _tick(self) -> None:
+        try:
+            for event in self.worker.events():
+                self._handle(event)
+            frame = self.worker.latest
+            if frame.seq != self._seq:
+                self._seq = frame.seq
+                self._show_frame(frame)
+            self._update_status(frame)
+        except Exception:  # keep the window alive; the trace goes to stderr
+            traceback.print_exc()
+
+    def _show_frame(self, frame) -> None:
+        if self._compiling_at is not None and frame.state == RUNNING \
+                and frame.seq > self._compiling_at + 1:
+            self._compiling_at = None  # kernels compiled mid-run (rk4 chosen): steps go on
+            self.canvas.set_message(None)
+            self.statusBar().clearMessage()
+        if frame.tree is not None and frame.generation != self._generation:
+            self._generation = frame.generation
+            # A new preset is framed afresh; the same one rebuilt (another model) keeps the
+            # user's camera.
+            self.canvas.set_tree(frame.tree, reframe=frame.preset is not self._framed_preset)
+            self._framed_preset = frame.preset
+            self._drawn_snapshot = None
+        if frame.snapshot is not None and frame.snapshot is not self._drawn_snapshot:
+            self._drawn_snapshot = frame.snapshot
+            self.canvas.set_pose(frame.snapshot.base, frame.snapshot.tip)
+        if frame.settings is not None:
+            wind = (round(frame.settings.wind_speed, 3),
+                    round(frame.settings.wind_direction_deg, 2))
+            if wind != self._shown_wind:
+                self._shown_wind = wind
+                self.canvas.set_wind(frame.settings.wind_speed,
+                                     frame.settings.wind_direction_deg)
+
+    def _handle(self, event) -> None:
+        kind = event.kind
+        if kind == "compiling":
+            self._compiling_at = self.worker.latest.seq
+            self.canvas.set_message(PREPARING_TEXT)
+            self.statusBar().showMessage(PREPARING_TEXT)
+        elif kind == "ready":
+            self._compiling_at = None
+            self.canvas.set_message(None)
+            self.statusBar().showMessage("Ready", 2000)
+        elif kind == "loaded":
+            self._preset = event.preset
+            self._compiling_at = None
+            self._show_preset(event.preset)
+            path = getattr(event.preset, "path", None)
+            if path is not None and not _is_shipped(path):
+                self._add_recent(path)
+            self.canvas.set_message(None)
+            self.statusBar().showMessage(f"Loaded {event.preset.name}", 4000)
+        elif kind == "load_failed":
+            self.canvas.set_message(None)
+            self._show_preset(self._preset)
+            self._warn("Cannot open preset", event.message)
+        elif kind == "failed":
+            self._show_failure(event.message)
+        elif kind == "refused":
+            self.controls.show_choice(self.controls.integrator, "implicit")
+            self.statusBar().showMessage(event.message, 15000)
+        elif kind == "notice":
+            self.statusBar().showMessage(event.message, 10000)
+
+    def _show_failure(self, message: str) -> None:
+        self.canvas.set_message("Simulation stopped — Reset (Ctrl+R) to start again")
+        self.statusBar().showMessage(message)
+        if self._failure_box is not None:
+            self._failure_box.close()
+        box = QMessageBox(QMessageBox.Icon.Warning, "Simulation stopped", message,
+                          QMessageBox.StandardButton.Close, self)
+        reset = box.addButton("Reset", QMessageBox.ButtonRole.AcceptRole)
+        reset.clicked.connect(self.reset)
+        box.setWindowModality(Qt.WindowModality.NonModal)
+        box.open()
+        self._failure_box = box
+
+    def _warn(self, title: str, message: str) -> None:
+        QMessageBox.warning(self, title, message)
+
+    def _count_draw(self, event=None) -> None:
+        self._draws += 1
+
+    def _update_status(self, frame) -> None:
+        now = time.perf_counter()
+        if now - self._status_at < STATUS_INTERVAL:
+            return
+        elapsed = now - self._fps_since
+        self._fps = self._draws / elapsed if elapsed > 0 else 0.0
+        self._draws, self._fps_since, self._status_at = 0, now, now
+        snapshot = frame.snapshot
+        self.time_label.setText(f"t = {snapshot.time:.2f} s" if snapshot is not None
+                                else "t = –")
+        if frame.state == RUNNING and frame.realtime_factor > 0:
+            text = f"×{frame.realtime_factor:.2f} real time"
+            if frame.behind:
+                text += " (can't keep up)"
+            self.realtime_label.setText(text)
+            self.realtime_label.setStyleSheet("color: #b03020;" if frame.behind else "")
+        else:
+            self.realtime_label.setText({PAUSED: "paused", FAILED: "stopped",
+                                         PREPARING: "preparing"}.get(frame.state, "–"))
+            self.realtime_label.setStyleSheet("")
+        self.fps_label.setText(f"{self._fps:.0f} fps")
+        self.limbs_label.setText(f"{frame.tree.n:,} limbs" if frame.tree is not None else "")
+        self.energy_label.setText(f"E = {format_energy(snapshot.kinetic + snapshot.potential)}"
+                                  if snapshot is not None else "")
+
+    # -- closing ----------------------------------------------------------------------------------
+
+    def shutdown(self, timeout: float = 1.0) -> bool:
+        """Stop the timer and the worker; True if the worker ended within `timeout` s."""
+        self.timer.stop()
+        return self.worker.close(timeout)
+
+    def closeEvent(self, event) -> None:
+        # An exception escaping a PyQt6 closeEvent aborts the process: never let one out.
+        try:
+            if not self.shutdown(1.0):
+                print("treedyn: the simulation thread did not stop within 1 s", file=sys.stderr)
+        except Exception:
+            traceback.print_exc()
+        event.accept()
+
+
+def app_instance(argv: list[str] | None = None) -> QApplication:
+    """The QApplication (created once)."""
+    canvas_module.configure_vispy()
+    app = QApplication.instance()
+    if app is None:
+        app = QApplication(argv if argv is not None else sys.argv[:1])
+        app.setApplicationName("treedyn")
+        app.setOrganizationName("treedyn")
+    return app

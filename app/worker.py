@@ -1,0 +1,565 @@
+"""The simulation worker: a thread that owns the `Simulation` and publishes frames.
+
+The GUI never steps physics and the worker never touches a widget (vispy's
+real-time examples, STYLE). They meet in three places, all thread-safe:
+
+- commands: the GUI calls the worker's verbs (`set_wind_speed`, `play`,
+  `reset`, `load`, ...); each puts a command in a queue that the worker drains
+  between steps, so a change reaches the running simulation within one frame.
+- `latest`: an immutable `Frame` (a copy of positions and energies plus the
+  settings in force), replaced by a single attribute assignment; the GUI reads
+  it at its own rate.
+- `events()`: one-off news for the user (ready, loaded, diverged, refused).
+
+Pacing: the simulation advances ``wall-clock time × time_scale``. A batch of
+steps never takes more than about one frame of wall time, so stop and other
+commands are honoured promptly; when the simulation cannot keep up, the
+backlog is dropped (the view stays live) and the real-time factor shows it.
+"""
+
+from __future__ import annotations
+
+import math
+import queue
+import threading
+import time
+import traceback
+from collections import deque
+from dataclasses import dataclass, replace
+from typing import Any, Callable
+
+from treedyn_core.errors import SimulationDiverged, TreedynError
+
+from .stability import fastest_rate, rk4_substeps
+
+FRAME_TIME = 1.0 / 60.0  # s of wall time: the longest batch of steps, and the GUI's rate
+RATE_WINDOW = 1.0  # s of wall time over which the real-time factor is measured
+MIN_REALTIME = 0.05  # rk4 is refused when its sub-steps would run slower than this
+RK4_COST_RATIO = 3.5  # an rk4 step costs about this many implicit steps (measured: 3.3–3.5)
+BEHIND = 0.9  # "can't keep up" below this fraction of the requested time scale
+# Integrators stepped live; dop853 (scipy's adaptive reference) is for treedyn run.
+LIVE_INTEGRATORS = ("implicit", "rk4")
+
+PREPARING = "preparing"
+RUNNING = "running"
+PAUSED = "paused"
+FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the running simulation has in force (read from it, not from the widgets).
+
+    Scales are unit-free; wind speed m/s at the reference height, direction deg
+    (0 = +x, 90 = +y), turbulence intensity σ_u/U (0..1) — their current,
+    possibly ramping, values; dt s per step (the preset's), substeps per step
+    (rk4), time_scale simulated s per wall s requested.
+    """
+
+    stiffness_scale: float
+    damping_scale: float
+    wind_speed: float
+    wind_direction_deg: float
+    turbulence_intensity: float
+    integrator: str
+    model: str
+    dt: float
+    substeps: int
+    time_scale: float
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One published state of the worker; never modified after publication.
+
+    seq counts frames; generation counts simulations (a load or a model change
+    makes a new one, with a new tree). snapshot is the last good one (it stays
+    when the simulation fails). realtime_factor: simulated s per wall s over
+    the last second.
+    """
+
+    seq: int
+    generation: int
+    state: str
+    preset: Any = None
+    tree: Any = None
+    snapshot: Any = None
+    settings: Settings | None = None
+    error: str | None = None
+    realtime_factor: float = 0.0
+    behind: bool = False
+
+
+@dataclass(frozen=True)
+class Event:
+    """News for the user. kind: compiling | ready | loaded | load_failed | failed | refused
+    (rk4 refused, implicit kept) | notice."""
+
+    kind: str
+    message: str = ""
+    preset: Any = None
+
+
+class SimulationWorker(threading.Thread):
+    """Owns and steps a `Simulation` of `preset` (a `Preset`, or anything with ``.data``).
+
+    Start it with `start()`; stop it with `close()`. All public methods may be
+    called from any thread.
+    """
+
+    def __init__(self, preset, *, playing: bool = True, time_scale: float = 1.0,
+                 simulation_factory: Callable[..., Any] | None = None):
+        super().__init__(name="treedyn-simulation", daemon=True)
+        self._commands: queue.SimpleQueue = queue.SimpleQueue()
+        self._news: queue.SimpleQueue = queue.SimpleQueue()
+        self._halt = threading.Event()
+        self._factory = simulation_factory
+        self._initial_preset = preset
+        self._sim = None
+        self._preset = None
+        self._generation = 0
+        self._seq = 0
+        self._playing = playing
+        self._time_scale = float(time_scale)
+        self._base_dt = 0.0
+        self._substeps = 1
+        self._failure: str | None = None
+        self._wind_wanted: tuple[float, float, float] | None = None
+        self._step_cost = 0.0  # s of wall time per step, smoothed
+        self._rk4_measured = False
+        self._implicit_cost = 0.0
+        self._owed = 0.0  # simulated s owed to the wall clock
+        self._last_wall = time.perf_counter()
+        self._samples: deque[tuple[float, float]] = deque()
+        self._snapshot = None
+        self.latest = Frame(seq=0, generation=0, state=PREPARING)
+
+    # -- read by the GUI (any thread) ------------------------------------------------------------
+
+    @property
+    def simulation(self):
+        """The Simulation being stepped (None while preparing). Read it, don't drive it: its
+        state changes under the worker's feet."""
+        return self._sim
+
+    def events(self) -> list[Event]:
+        """Every event since the last call, oldest first."""
+        out = []
+        while True:
+            try:
+                out.append(self._news.get_nowait())
+            except queue.Empty:
+                return out
+
+    # -- verbs (any thread): each queues a command applied between steps -------------------------
+
+    def post(self, name: str, *args) -> None:
+        """Queue command `name` (the worker's ``_do_<name>``) with `args`."""
+        if not hasattr(self, f"_do_{name}"):
+            raise ValueError(f"unknown worker command {name!r}")
+        self._commands.put((name, args))
+
+    def set_stiffness_scale(self, value: float) -> None:
+        self.post("stiffness_scale", float(value))
+
+    def set_damping_scale(self, value: float) -> None:
+        self.post("damping_scale", float(value))
+
+    def set_wind_speed(self, speed: float) -> None:
+        self.post("wind_speed", float(speed))
+
+    def set_wind_direction(self, degrees: float) -> None:
+        self.post("wind_direction", float(degrees))
+
+    def set_turbulence_intensity(self, fraction: float) -> None:
+        self.post("turbulence_intensity", float(fraction))
+
+    def set_integrator(self, name: str) -> None:
+        self.post("integrator", str(name))
+
+    def set_model(self, name: str) -> None:
+        self.post("model", str(name))
+
+    def set_time_scale(self, value: float) -> None:
+        self.post("time_scale", float(value))
+
+    def set_dt(self, dt: float) -> None:
+        """Change the step (s); for tests and experiments, the app has no control for it."""
+        self.post("dt", float(dt))
+
+    def play(self) -> None:
+        self.post("play")
+
+    def pause(self) -> None:
+        self.post("pause")
+
+    def step(self) -> None:
+        """Pause, then advance one step of the preset's dt."""
+        self.post("single_step")
+
+    def reset(self) -> None:
+        self.post("reset")
+
+    def load(self, preset) -> None:
+        """Replace the simulation by one of `preset` (validated); on failure keep the old one."""
+        self.post("load", preset)
+
+    def call(self, function: Callable[[Any], None]) -> None:
+        """Run ``function(simulation)`` in the worker between steps (extensions: external loads)."""
+        self.post("call", function)
+
+    def close(self, timeout: float = 1.0) -> bool:
+        """Stop stepping and join; True when the thread ended within `timeout` s."""
+        self._halt.set()
+        self._commands.put(None)
+        if self.is_alive() and threading.current_thread() is not self:
+            self.join(timeout)
+        return not self.is_alive()
+
+    # -- the thread ------------------------------------------------------------------------------
+
+    def run(self) -> None:
+        listener = self._compile_listener
+        notice = _compile_notice_module()
+        if notice is not None:
+            notice.add_listener(listener)
+        try:
+            self._publish(PREPARING)
+            if self._build(self._initial_preset, first=True):
+                self._loop()
+        except BaseException as exc:  # never die silently: the GUI must show it
+            traceback.print_exc()
+            self._fail(f"internal error in the simulation worker: {type(exc).__name__}: {exc}")
+        finally:
+            if notice is not None:
+                notice.remove_listener(listener)
+
+    def _compile_listener(self, message: str) -> None:
+        self._news.put(Event("compiling", message))
+
+    def _loop(self) -> None:
+        while not self._halt.is_set():
+            self._apply_commands(block_for=0.0)
+            if self._halt.is_set():
+                return
+            if not self._playing or self._failure is not None:
+                self._apply_commands(block_for=0.1)
+                self._last_wall = time.perf_counter()
+                self._owed = 0.0
+                continue
+            now = time.perf_counter()
+            self._owed += (now - self._last_wall) * self._time_scale
+            self._last_wall = now
+            dt = self._sim.dt
+            if self._owed < dt:
+                self._apply_commands(block_for=min((dt - self._owed) / self._time_scale,
+                                                   FRAME_TIME))
+                continue
+            batch_limit = max(1, int(FRAME_TIME / max(self._step_cost, 1e-7)))
+            n = min(int(self._owed / dt), batch_limit)
+            if self._advance(n):
+                self._owed -= n * dt
+                if self._owed > batch_limit * dt:  # can't keep up: drop the backlog
+                    self._owed = math.fmod(self._owed, dt)
+                self._publish(RUNNING)
+
+    def _apply_commands(self, block_for: float) -> None:
+        """Apply every queued command; wait up to `block_for` s for the first one."""
+        deadline = time.perf_counter() + block_for
+        while not self._halt.is_set():
+            remaining = deadline - time.perf_counter()
+            try:
+                item = (self._commands.get(timeout=remaining) if remaining > 0
+                        else self._commands.get_nowait())
+            except queue.Empty:
+                return
+            if item is None:
+                return
+            name, args = item
+            try:
+                getattr(self, f"_do_{name}")(*args)
+            except TreedynError as exc:
+                self._news.put(Event("notice", str(exc)))
+            except Exception as exc:
+                traceback.print_exc()
+                self._news.put(Event("notice", f"{name} failed: {type(exc).__name__}: {exc}"))
+            self._publish(self._state())
+            deadline = time.perf_counter()  # after one command, only drain what is queued
+
+    def _advance(self, n: int) -> bool:
+        """n steps; False (and the failure published) if the simulation failed."""
+        start = time.perf_counter()
+        try:
+            self._sim.step(n)
+        except SimulationDiverged as exc:
+            self._fail(str(exc))
+            return False
+        except Exception as exc:
+            traceback.print_exc()
+            self._fail(f"the simulation stopped: {type(exc).__name__}: {exc}")
+            return False
+        cost = (time.perf_counter() - start) / n
+        first_batch = self._step_cost == 0.0
+        self._step_cost = cost if first_batch else 0.8 * self._step_cost + 0.2 * cost
+        if self._sim.integrator == "implicit":
+            self._implicit_cost = self._step_cost
+        elif not self._rk4_measured and not first_batch:
+            # The choice of sub-steps used an estimated cost; check it once against the real one
+            # (the first batch may include compiling the rk4 kernels).
+            self._rk4_measured = True
+            realtime = self._base_dt / (self._substeps * self._step_cost)
+            if realtime < MIN_REALTIME:
+                self._refuse_rk4(self._substeps, None, realtime)
+        return True
+
+    def _fail(self, message: str) -> None:
+        self._failure = message
+        self._news.put(Event("failed", message))
+        self._publish(FAILED)
+
+    def _state(self) -> str:
+        if self._sim is None:
+            return PREPARING
+        if self._failure is not None:
+            return FAILED
+        return RUNNING if self._playing else PAUSED
+
+    # -- building ----------------------------------------------------------------------------
+
+    def _make_simulation(self, preset, **options):
+        if self._factory is not None:
+            return self._factory(preset, **options)
+        from treedyn_core.simulation import Simulation
+        return Simulation(preset, **options)
+
+    def _build(self, preset, first: bool = False, model: str | None = None,
+               announce: bool = True) -> bool:
+        """Make and warm up a simulation of `preset`; keep the old one if that fails.
+        Announces "ready" (first) or "loaded" unless `announce` is False."""
+        try:
+            sim = self._make_simulation(preset, **({"model": model} if model else {}))
+            start = time.perf_counter()
+            warm_up = getattr(sim, "warm_up", None)
+            if warm_up is not None:
+                warm_up()
+            else:
+                sim.step(1)
+            self._implicit_cost = self._step_cost = (
+                time.perf_counter() - start if sim.integrator == "implicit" else 0.0)
+        except TreedynError as exc:
+            self._news.put(Event("load_failed", str(exc), preset))
+            if first:
+                self._fail(str(exc))
+            return False
+        except Exception as exc:
+            traceback.print_exc()
+            message = f"cannot build the simulation: {type(exc).__name__}: {exc}"
+            self._news.put(Event("load_failed", message, preset))
+            if first:
+                self._fail(message)
+            return False
+        self._sim, self._preset = sim, preset
+        self._generation += 1
+        self._failure = None
+        self._base_dt = float(sim.dt)
+        self._substeps = 1
+        wind = preset.data["wind"]
+        self._wind_wanted = (float(wind["speed"]), float(wind["direction_deg"]),
+                             float(wind["turbulence_intensity"]))
+        self._samples.clear()
+        self._owed = 0.0
+        self._last_wall = time.perf_counter()
+        if sim.integrator != "implicit":
+            self._do_integrator(sim.integrator)
+        self._rk4_measured = False
+        self._publish(self._state())
+        if announce:
+            self._news.put(Event("ready" if first else "loaded", "", preset))
+        return True
+
+    # -- commands (worker thread only) ---------------------------------------------------------
+
+    def _do_stiffness_scale(self, value: float) -> None:
+        self._sim.set_stiffness_scale(value)
+        self._check_rk4()
+
+    def _do_damping_scale(self, value: float) -> None:
+        self._sim.set_damping_scale(value)
+        self._check_rk4()
+
+    def _do_wind_speed(self, speed: float) -> None:
+        self._sim.set_wind_speed(speed)
+        self._remember_wind(0, speed)
+
+    def _do_wind_direction(self, degrees: float) -> None:
+        self._sim.set_wind_direction(degrees)
+        self._remember_wind(1, degrees)
+
+    def _do_turbulence_intensity(self, fraction: float) -> None:
+        self._sim.set_turbulence_intensity(fraction)
+        self._remember_wind(2, fraction)
+
+    def _remember_wind(self, index: int, value: float) -> None:
+        wanted = list(self._wind_wanted)
+        wanted[index] = value
+        self._wind_wanted = tuple(wanted)
+
+    def _do_time_scale(self, value: float) -> None:
+        if not value > 0:
+            raise TreedynError(f"time scale must be > 0, got {value}")
+        self._time_scale = value
+        self._samples.clear()
+
+    def _do_dt(self, dt: float) -> None:
+        if not dt > 0:
+            raise TreedynError(f"dt must be > 0 s, got {dt}")
+        self._base_dt = dt
+        self._sim.dt = dt / self._substeps
+        self._check_rk4()
+
+    def _do_play(self) -> None:
+        self._playing = True
+        self._last_wall = time.perf_counter()
+        self._owed = 0.0
+
+    def _do_pause(self) -> None:
+        self._playing = False
+        self._samples.clear()
+
+    def _do_single_step(self) -> None:
+        self._playing = False
+        if self._failure is None:
+            self._advance(self._substeps)
+
+    def _do_reset(self) -> None:
+        self._sim.reset()
+        self._failure = None
+        self._samples.clear()
+        self._owed = 0.0
+        self._last_wall = time.perf_counter()
+        # Simulation.reset restores the preset's wind; the controls may say otherwise.
+        speed, direction, intensity = self._wind_wanted
+        if speed != self._sim.wind_speed:
+            self._sim.set_wind_speed(speed)
+        if abs((direction - self._sim.wind_direction_deg + 180.0) % 360.0 - 180.0) > 1e-9:
+            self._sim.set_wind_direction(direction)
+        if intensity != self._sim.turbulence_intensity:
+            self._sim.set_turbulence_intensity(intensity)
+
+    def _do_load(self, preset) -> None:
+        self._publish(PREPARING)
+        if not self._build(preset):
+            self._publish(self._state())
+
+    def _do_model(self, name: str) -> None:
+        if name == self._sim.model:
+            return
+        old = self._sim
+        settings = self._settings()
+        wind = self._wind_wanted
+        if self._build(self._preset, model=name, announce=False):
+            for setter, value in ((self._sim.set_stiffness_scale, settings.stiffness_scale),
+                                  (self._sim.set_damping_scale, settings.damping_scale)):
+                setter(value)
+            self._wind_wanted = wind
+            self._do_reset()
+            if old.integrator != self._sim.integrator:
+                self._do_integrator(old.integrator)
+
+    def _do_integrator(self, name: str) -> None:
+        if name not in LIVE_INTEGRATORS:
+            self._sim.set_integrator("implicit")
+            self._use_substeps(1)
+            self._news.put(Event("refused", f"{name} is an offline reference integrator "
+                                            "(treedyn run); the app steps with implicit"))
+            return
+        if name != "rk4":
+            self._sim.set_integrator(name)
+            self._use_substeps(1)
+            return
+        self._sim.set_integrator("rk4")
+        if not self._check_rk4():
+            return
+        self._news.put(Event("notice", f"rk4: {self._substeps} sub-steps of "
+                                       f"{self._sim.dt:.3g} s per {self._base_dt:.3g} s step"))
+
+    def _check_rk4(self) -> bool:
+        """With rk4 in force, choose its sub-steps, or fall back to implicit (False) when they
+        would make it slower than MIN_REALTIME."""
+        sim = self._sim
+        if sim.integrator != "rk4":
+            return True
+        rate = fastest_rate(sim.tree, sim.inertia_base, sim.stiffness_scale, sim.damping_scale)
+        substeps = rk4_substeps(self._base_dt, rate)
+        cost = RK4_COST_RATIO * max(self._implicit_cost, 1e-7)
+        realtime = self._base_dt / (substeps * cost)
+        if realtime < MIN_REALTIME:
+            self._refuse_rk4(substeps, rate, realtime)
+            return False
+        self._use_substeps(substeps)
+        self._rk4_measured = False
+        return True
+
+    def _refuse_rk4(self, substeps: int, rate: float | None, realtime: float) -> None:
+        self._sim.set_integrator("implicit")
+        self._use_substeps(1)
+        fastest = f" (fastest joint mode {rate:.3g}/s)" if rate else ""
+        self._news.put(Event(
+            "refused",
+            f"rk4 refused: it needs {substeps:,} sub-steps per {self._base_dt * 1e3:.3g} ms "
+            f"step to stay stable{fastest} and would run at {realtime:.2g}× real time "
+            f"(< {MIN_REALTIME}×); keeping implicit"))
+
+    def _use_substeps(self, substeps: int) -> None:
+        self._substeps = substeps
+        self._sim.dt = self._base_dt / substeps
+        self._step_cost = 0.0
+
+    def _do_call(self, function: Callable[[Any], None]) -> None:
+        function(self._sim)
+
+    # -- publishing ----------------------------------------------------------------------------
+
+    def _settings(self) -> Settings:
+        sim = self._sim
+        return Settings(
+            stiffness_scale=float(sim.stiffness_scale),
+            damping_scale=float(sim.damping_scale),
+            wind_speed=float(getattr(sim, "wind_speed", self._wind_wanted[0])),
+            wind_direction_deg=float(getattr(sim, "wind_direction_deg", self._wind_wanted[1])),
+            turbulence_intensity=float(getattr(sim, "turbulence_intensity",
+                                               self._wind_wanted[2])),
+            integrator=sim.integrator, model=sim.model, dt=self._base_dt,
+            substeps=self._substeps, time_scale=self._time_scale)
+
+    def _publish(self, state: str) -> None:
+        self._seq += 1
+        if self._sim is None:
+            self.latest = replace(self.latest, seq=self._seq, state=state, error=self._failure)
+            return
+        if state != FAILED:
+            self._snapshot = self._sim.snapshot()
+        now = time.perf_counter()
+        samples = self._samples
+        if state == RUNNING:
+            samples.append((now, self._snapshot.time))
+            while len(samples) > 2 and now - samples[0][0] > RATE_WINDOW:
+                samples.popleft()
+        realtime = 0.0
+        if state == RUNNING and len(samples) >= 2 and samples[-1][0] - samples[0][0] > 0.2:
+            realtime = (samples[-1][1] - samples[0][1]) / (samples[-1][0] - samples[0][0])
+        behind = (state == RUNNING and realtime > 0.0 and now - samples[0][0] > 0.5 * RATE_WINDOW
+                  and realtime < BEHIND * self._time_scale)
+        self.latest = Frame(seq=self._seq, generation=self._generation, state=state,
+                            preset=self._preset, tree=self._sim.tree, snapshot=self._snapshot,
+                            settings=self._settings(), error=self._failure,
+                            realtime_factor=realtime, behind=behind)
+
+
+def _compile_notice_module():
+    """treedyn_core's "compiling kernels" announcer, if this version of the core has one."""
+    try:
+        from treedyn_core import compile_notice
+    except ImportError:
+        return None
+    return compile_notice if hasattr(compile_notice, "add_listener") else None
