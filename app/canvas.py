@@ -25,8 +25,12 @@ FOV = 40.0  # deg
 ELEVATION = 10.0  # deg: a walker's view, slightly above the ground
 AZIMUTH = 0.0  # deg: looking along +y, so the default wind (toward +x) blows left → right
 MARGIN = 1.2  # the framed tree fills 1/MARGIN of the view
-# Arrow length per m/s, as a fraction of the crown's horizontal radius (full at 30 m/s).
-ARROW_PER_SPEED = 0.9 / 30.0
+# The wind arrow: length R·(ARROW_BASE + ARROW_PER_SPEED·U) with R the crown's horizontal
+# radius, so that at 30 m/s it still fits in the framed view upwind of the crown; its width
+# grows with the speed too.
+ARROW_BASE = 0.1
+ARROW_PER_SPEED = 0.35 / 30.0
+ARROW_AT = 1.02  # the arrow's head, in crown radii upwind of the tree's centre
 
 _vispy_configured = False
 tubes_available = False
@@ -135,16 +139,16 @@ class TreeCanvas:
                             math.sin(math.radians(direction_deg)), 0.0])
         up = np.array([0.0, 0.0, 1.0])
         reach = self._crown_radius
-        length = reach * ARROW_PER_SPEED * min(speed, 40.0)
-        head = self._centre + up * (0.55 * self._height) - heading * (1.08 * reach)
+        length = reach * (ARROW_BASE + ARROW_PER_SPEED * min(speed, 30.0))
+        head = self._centre + up * (0.55 * self._height) - heading * (ARROW_AT * reach)
         tail = head - heading * length
-        barb = 0.3 * max(length, 0.1 * reach) if speed > 0 else 0.0
+        barb = 0.3 * length if speed > 0 else 0.0
         a = self._arrow_pos
         a[0], a[1] = tail, head
         a[2], a[3] = head, head - heading * barb + up * 0.5 * barb
         a[4], a[5] = head, head - heading * barb - up * 0.5 * barb
         self._arrow.visible = speed > 0.0
-        self._arrow.set_data(pos=a)
+        self._arrow.set_data(pos=a, width=2.0 + min(speed, 30.0) / 5.0)
         self._arrow_label.text = f"wind {speed:.1f} m/s" if speed > 0 else "no wind"
         self._arrow_label.pos = (0.5 * (head + tail) if speed > 0 else head) \
             + up * (0.07 * self._height)

@@ -30,7 +30,7 @@ from typing import Any, Callable
 
 from treedyn_core.errors import SimulationDiverged, TreedynError
 
-from .stability import fastest_rate, rk4_substeps
+from treedyn_core.stability import fastest_rate, rk4_substeps
 
 FRAME_TIME = 1.0 / 60.0  # s of wall time: the longest batch of steps, and the GUI's rate
 RATE_WINDOW = 1.0  # s of wall time over which the real-time factor is measured

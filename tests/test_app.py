@@ -23,7 +23,7 @@ import app.main_window as main_window_module
 from app import main as app_main
 from app.controls import beaufort
 from app.main_window import PREPARING_TEXT, MainWindow
-from app.stability import fastest_rate, rk4_substeps
+from treedyn_core.stability import fastest_rate, rk4_substeps
 from app.tree_visual import TreeVisual
 from app.worker import FAILED, PAUSED, RUNNING
 from treedyn_core.preset import apply_overrides, load_preset

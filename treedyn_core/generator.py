@@ -67,8 +67,8 @@ import math
 from typing import Callable
 
 import numpy as np
-from scipy.spatial.transform import Rotation
 
+from . import so3
 from .errors import PresetError
 
 ErrorFactory = Callable[[str, str], Exception]
@@ -313,7 +313,7 @@ def generate(gen: dict, error: ErrorFactory | None = None) -> list[dict]:
 
     C_parent = np.where(parent[:, None, None] >= 0, C_IF[np.maximum(parent, 0)], np.eye(3))
     relative = np.einsum("nji,njk->nik", C_parent, C_IF)  # C_Ip^T C_If
-    rest = Rotation.from_matrix(relative).as_rotvec(degrees=True)
+    rest = np.degrees(so3.log_many(np.ascontiguousarray(relative)))
     rest[np.abs(rest) < 1e-12] = 0.0  # exact zeros for straight joints (no "-0.0" noise)
 
     leaf_area = float(gen["leaf_area"])

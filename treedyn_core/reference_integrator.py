@@ -18,7 +18,6 @@ Tolerances: ``rtol``, ``atol`` (default 1e-10). Slow: for validation and `treedy
 from __future__ import annotations
 
 import numpy as np
-from scipy.integrate import solve_ivp
 
 from .integrators import _dynamics
 from .kernel import kernel
@@ -121,6 +120,8 @@ def _ode(system):
 
 def _solve(ode, duration: float, rtol: float, atol: float, t_eval=None):
     """One solve_ivp(DOP853) from the current state over [0, duration]; (solution, ok)."""
+    from scipy.integrate import solve_ivp  # imported here: it costs ~0.5 s of start-up
+
     solution = solve_ivp(ode.rhs, (0.0, duration), ode.state(), method="DOP853", rtol=rtol,
                          atol=atol, t_eval=t_eval)
     ok = solution.status == 0 and bool(np.all(np.isfinite(solution.y[:, -1])))
