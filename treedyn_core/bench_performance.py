@@ -26,7 +26,6 @@ from .generator import count_limbs
 from .integrators import joint_torques
 from .preset import load_preset, validate
 from .simulation import Simulation
-from .stability import RK4_STABILITY, SAFETY, fastest_rate
 
 SIZES = (10, 100, 1_000, 10_000, 30_000, 100_000)
 RK4_MAX_LIMBS = 1_000
@@ -106,12 +105,6 @@ def _split(sim: Simulation) -> dict[str, float]:
         "recursion": _median_seconds(recursion)}
 
 
-def stable_rk4_dt(sim: Simulation) -> float:
-    """The largest rk4 step below the stability bound of `stability.fastest_rate`, s."""
-    rate = fastest_rate(sim.tree, sim.inertia_base, sim.stiffness_scale, sim.damping_scale)
-    return SAFETY * RK4_STABILITY / rate
-
-
 def measure_size(target: int, integrators=("implicit", "rk4")) -> list[dict]:
     """Rows of the table for one tree size."""
     t0 = time.perf_counter()
@@ -126,7 +119,7 @@ def measure_size(target: int, integrators=("implicit", "rk4")) -> list[dict]:
         sim.set_integrator(integrator)
         # rk4 costs the same per step at any dt; it is timed below its stability limit and its
         # real-time factor is that of the largest stable step.
-        dt = DT if integrator == "implicit" else stable_rk4_dt(sim)
+        dt = DT if integrator == "implicit" else sim.rk4_stable_dt()
         sim.dt = dt
         sim.warm_up()
         per_step = _median_seconds(lambda: sim.step(1))

@@ -22,6 +22,7 @@ from .integrators import implicit_steps, joint_torques, rk4_steps
 from .prestress import prestressed_spring_rotations
 from .reference_integrator import DEFAULT_ATOL, DEFAULT_RTOL, dop853_steps
 from .seed_model import SeedDynamics, seed_prestressed_spring_rotations
+from .stability import RK4_STABILITY, SAFETY, fastest_rate
 from .tree import Tree, build_tree
 from .wind import WindField
 
@@ -163,7 +164,9 @@ class Simulation:
 
     def reset(self) -> None:
         """Back to t = 0: the rest pose (prestressed with the stiffness scale now in force)
-        plus the preset's initial_state; external loads cleared."""
+        plus the preset's initial_state; external loads cleared. The settings in force (wind
+        speed, direction and turbulence, stiffness and damping scales, integrator, dt) are
+        kept: a reset restarts the motion, it does not undo the sliders."""
         if self.prestressed:
             solve = (seed_prestressed_spring_rotations if self._seed is not None
                      else prestressed_spring_rotations)
@@ -179,7 +182,7 @@ class Simulation:
         self.ext_force[:] = 0.0
         self.ext_torque[:] = 0.0
         self.time = 0.0
-        self.wind.reset()
+        self.wind.restart()
         self._kinematics()
 
     def step(self, n: int = 1) -> None:
@@ -249,6 +252,19 @@ class Simulation:
         if not value >= 0:
             raise TreedynError(f"damping scale must be ≥ 0, got {value}")
         self.damping_scale = float(value)
+
+    def set_dt(self, dt: float) -> None:
+        """Time step, s (> 0), from the next step on."""
+        if not (dt > 0 and np.isfinite(dt)):
+            raise TreedynError(f"dt must be a finite number > 0 s, got {dt}")
+        self.dt = float(dt)
+
+    def rk4_stable_dt(self) -> float:
+        """The largest rk4 step, s, below the stability bound of `stability.fastest_rate` for
+        the stiffness and damping scales in force (a safe, somewhat cautious estimate)."""
+        rate = fastest_rate(self.tree, self.inertia_base, self.stiffness_scale,
+                            self.damping_scale)
+        return SAFETY * RK4_STABILITY / rate if rate > 0 else float("inf")
 
     def set_integrator(self, name: str) -> None:
         self._check_choice("integrator", name, INTEGRATORS)

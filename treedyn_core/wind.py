@@ -328,12 +328,20 @@ class WindField:
 
     def reset(self):
         """Back to t = 0, the pattern at its start and the preset's speed, direction, intensity."""
-        speed, direction, intensity = self._preset
-        self.state[:] = 0.0
-        for index, value in ((SPEED, speed), (DIRECTION, direction % 360.0),
-                             (INTENSITY, intensity)):
-            self.state[index] = value
+        for index, value in zip((SPEED, DIRECTION, INTENSITY), self._preset):
             self.state[index + TARGET] = value
+        self.restart()
+
+    def restart(self):
+        """Back to t = 0 and no advection, keeping the settings in force (ramps finished at
+        their targets): the field a run started with these settings would have."""
+        targets = [self.state[index + TARGET] for index in (SPEED, DIRECTION, INTENSITY)]
+        self.state[:] = 0.0
+        for index, target in zip((SPEED, DIRECTION, INTENSITY), targets):
+            self.state[index] = target
+            self.state[index + TARGET] = target
+        self.state[DIRECTION] %= 360.0
+        self.state[DIRECTION + TARGET] = self.state[DIRECTION]
 
     @property
     def time(self):
