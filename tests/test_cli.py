@@ -102,7 +102,8 @@ def test_console_script_exit_status(tmp_path):
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
 
 
-@pytest.mark.parametrize("name", [n for n in shipped_presets() if n != "giant"])
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n == "giant" else n
+                                  for n in shipped_presets()])
 def test_expand_loads_to_the_same_limbs(name, tmp_path, capsys):
     out = tmp_path / f"{name}_expanded.yaml"
     assert main(["expand", name, str(out)]) == 0
