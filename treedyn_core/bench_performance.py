@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import os
 import platform
 import subprocess
@@ -24,6 +25,7 @@ from .aero import drag_loads, midpoints
 from .articulated import articulated_accelerations, forward_kinematics
 from .generator import count_limbs
 from .integrators import joint_torques
+from .kernel import kernel
 from .preset import load_preset, validate
 from .simulation import Simulation
 
@@ -134,6 +136,30 @@ def measure_size(target: int, integrators=("implicit", "rk4")) -> list[dict]:
     return rows
 
 
+@kernel
+def _calibration_field(points, k, amp, phase, out):
+    """FACTS' reference kernel: a sum of 64 Fourier modes at 10,000 points with math.cos."""
+    for p in range(points.shape[0]):
+        x, y, z = points[p, 0], points[p, 1], points[p, 2]
+        total = 0.0
+        for j in range(k.shape[0]):
+            total += amp[j] * math.cos(k[j, 0] * x + k[j, 1] * y + k[j, 2] * z + phase[j])
+        out[p] = total
+
+
+CALIBRATION_REFERENCE_MS = 6.7  # FACTS: the same kernel on the project's reference machine
+
+
+def calibration_ms() -> float:
+    """Milliseconds of FACTS' math.cos field kernel (10,000 points × 64 modes) here: the ratio
+    to CALIBRATION_REFERENCE_MS says how much faster or slower this machine is right now."""
+    rng = np.random.default_rng(0)
+    points = rng.normal(size=(10_000, 3)) * 10.0
+    k, amp, phase = rng.normal(size=(64, 3)), rng.random(64), rng.random(64)
+    out = np.empty(10_000)
+    return 1e3 * _median_seconds(lambda: _calibration_field(points, k, amp, phase, out))
+
+
 def time_to_first_step() -> float:
     """Seconds from process start to the end of a first step of `two_limbs` (warm cache)."""
     code = ("import time; t0 = time.perf_counter()\n"
@@ -190,10 +216,17 @@ def run(sizes=SIZES, as_json: bool = False, out=sys.stdout) -> dict:
                       f"{row['microseconds_per_limb_step']:>8.3f} {parts} "
                       f"{row['load_seconds']:>7.2f}", file=out, flush=True)
     first = time_to_first_step()
-    result = {"machine": info, "dt": DT, "rows": rows, "time_to_first_step_seconds": first}
+    calibration = calibration_ms()
+    result = {"machine": info, "dt": DT, "rows": rows, "time_to_first_step_seconds": first,
+              "calibration_ms": calibration,
+              "calibration_reference_ms": CALIBRATION_REFERENCE_MS}
     if as_json:
         print(json.dumps(result, indent=2), file=out)
     else:
         print(f"\nprocess start to first step (two_limbs, warm kernel cache): {first:.2f} s",
+              file=out)
+        print(f"calibration (FACTS' math.cos field, 10,000 points × 64 modes): {calibration:.2f} "
+              f"ms here, {CALIBRATION_REFERENCE_MS} ms on the reference machine "
+              f"(this machine is {calibration / CALIBRATION_REFERENCE_MS:.2f}× slower now)",
               file=out)
     return result

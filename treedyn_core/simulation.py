@@ -84,7 +84,8 @@ class Simulation:
         self.q = np.zeros((n, 4))
         self.v = np.zeros((n, 3))
         self.time = 0.0
-        self._work = Workspace(n)
+        self._workspace = Workspace(n)
+        self._stale = False
         self._step_rot = np.zeros(3)
         self._rk4_stages = (np.zeros((n, 4)), np.zeros((n, 3)), np.zeros((n, 4)),
                             np.zeros((n, 3)), np.zeros((4, n, 4)), np.zeros((4, n, 3)))
@@ -144,7 +145,7 @@ class Simulation:
                 t.damping, self.spring_C_rel, self.gravity)
 
     def _work_tuple(self):
-        w = self._work
+        w = self._workspace
         return (w.R_rel, w.C_IF, w.base, w.omega, w.base_vel, w.omega_rel, w.theta, w.tau,
                 w.IA_A, w.IA_B, w.IA_C, w.pA_w, w.pA_f, w.c_w, w.c_f, w.D_inv, w.u, w.acc_w,
                 w.acc_f, w.sub_m, w.sub_h, w.sub_fw, w.sub_fh, w.sub_f, w.tmp, w.vec, w.mid,
@@ -209,7 +210,10 @@ class Simulation:
             self._kinematics()
 
     def _step(self, n: int) -> None:
-        q_before, v_before = self.q.copy(), self.v.copy()
+        # The compiled loops stop before a non-finite update (the state stays the last finite
+        # one); the seed model's and dop853's steppers are given a copy to fall back on.
+        compiled = self._seed is None and self.integrator in ("implicit", "rk4")
+        before = None if compiled else (self.q.copy(), self.v.copy())
         if self.integrator == "dop853":
             done, bad = dop853_steps(self, n)
         elif self._seed is not None:
@@ -225,17 +229,25 @@ class Simulation:
                                   self._work_tuple(), self._rk4_stages, self._air())
         self.time += done * self.dt
         if bad >= 0:
-            if done == 0:
-                self.q[:], self.v[:] = q_before, v_before
+            if done == 0 and before is not None:
+                self.q[:], self.v[:] = before
             self._kinematics()
             raise SimulationDiverged(
                 f"the simulation diverged at t = {self.time:.4f} s: limb "
                 f"'{self.tree.names[bad]}' got a non-finite angular rate (dt = {self.dt:g} s, "
                 f"integrator {self.integrator}); reset, or lower dt / stiffness")
-        self._kinematics()
+        self._stale = True  # outputs recompute the kinematics of the new state when read
+
+    @property
+    def _work(self) -> Workspace:
+        """The work arrays, with the kinematics (poses, velocities) of the current state."""
+        if self._stale:
+            self._kinematics()
+        return self._workspace
 
     def _kinematics(self) -> None:
-        t, w = self.tree, self._work
+        self._stale = False
+        t, w = self.tree, self._workspace
         forward_kinematics(t.parent, t.base_offset, self.q, self.v, w.R_rel, w.C_IF, w.base,
                            w.omega, w.base_vel, w.omega_rel)
 
