@@ -26,7 +26,7 @@ from .kernel import kernel
 
 from . import linalg3 as la
 from .joints import gravity_stiffness_psd
-from .so3 import quat_to_matrix_into
+from .so3 import hat_into, quat_to_matrix_into
 
 
 class Workspace:
@@ -105,17 +105,15 @@ def forward_kinematics(parent, base_offset, q, v, R_rel, C_IF, base, omega, base
 
 
 @kernel(inline="always")
-def _hat(x, out):
-    """out = x^× (3, 3)."""
-    out[0, 0] = 0.0
-    out[0, 1] = -x[2]
-    out[0, 2] = x[1]
-    out[1, 0] = x[2]
-    out[1, 1] = 0.0
-    out[1, 2] = -x[0]
-    out[2, 0] = -x[1]
-    out[2, 1] = x[0]
-    out[2, 2] = 0.0
+def _add_implicit_stiffness(K, theta_h, omega_rel, D, tau, scratch):
+    """Make a joint stiffness K (3, 3), inertial axes, implicit in the θ-method: D += (θh)² K
+    and tau −= θh K omega_rel."""
+    la.matvec(K, omega_rel, scratch)
+    h2 = theta_h * theta_h
+    for r in range(3):
+        tau[r] -= theta_h * scratch[r]
+        for s in range(3):
+            D[r, s] += h2 * K[r, s]
 
 
 @kernel
@@ -164,7 +162,7 @@ def articulated_accelerations(parent, mass, com_offset, inertia_base, stiffness,
         m = mass[i]
         for r in range(3):
             mc[r] *= m
-        _hat(mc, IA_B[i])
+        hat_into(mc, IA_B[i])
         for r in range(3):
             for s in range(3):
                 IA_C[i, r, s] = 0.0
@@ -180,7 +178,7 @@ def articulated_accelerations(parent, mass, com_offset, inertia_base, stiffness,
             sub_h[i, r] = m * base[i, r] + mc[r]
         sub_m[i] = m
         if drag_theta_h > 0.0:
-            _hat(drag_lever[i], d_hat)
+            hat_into(drag_lever[i], d_hat)
             la.matmul(d_hat, drag_jacobian[i], T1)  # ρ^× D
             la.matmul(T1, d_hat, T2)                # ρ^× D ρ^×
             for r in range(3):
@@ -225,23 +223,13 @@ def articulated_accelerations(parent, mass, com_offset, inertia_base, stiffness,
             for r in range(3):
                 d[r] = sub_h[i, r] * inv_m - base[i, r]
             gravity_stiffness_psd(sub_m[i], d, gravity, T2)
-            la.matvec(T2, omega_rel[i], w_tmp)
-            h2 = gravity_theta_h * gravity_theta_h
-            for r in range(3):
-                tau_w[r] -= gravity_theta_h * w_tmp[r]
-                for s in range(3):
-                    I_w[r, s] += h2 * T2[r, s]
+            _add_implicit_stiffness(T2, gravity_theta_h, omega_rel[i], I_w, tau_w, w_tmp)
         if drag_theta_h > 0.0 and sub_fw[i] > 0.0:
             inv_w = 1.0 / sub_fw[i]
             for r in range(3):
                 d[r] = sub_fh[i, r] * inv_w - base[i, r]
             gravity_stiffness_psd(1.0, d, sub_f[i], T2)
-            la.matvec(T2, omega_rel[i], w_tmp)
-            h2 = drag_theta_h * drag_theta_h
-            for r in range(3):
-                tau_w[r] -= drag_theta_h * w_tmp[r]
-                for s in range(3):
-                    I_w[r, s] += h2 * T2[r, s]
+            _add_implicit_stiffness(T2, drag_theta_h, omega_rel[i], I_w, tau_w, w_tmp)
         for r in range(3):
             for s in range(3):
                 I_w[r, s] += IA_A[i, r, s]  # D = Sᵀ IA S + armature

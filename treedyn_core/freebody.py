@@ -32,8 +32,8 @@ import numpy as np
 
 from .errors import TreedynError
 from .kernel import kernel
-from .seed_model import euler_acceleration, quat_rate
-from .so3 import quat_advance, quat_from_matrix, quat_to_matrix
+from .seed_model import euler_acceleration
+from .so3 import quat_advance, quat_from_matrix, quat_rate, quat_to_matrix
 
 STATE_SIZE = 13
 COM, COM_VELOCITY, ATTITUDE, RATE = slice(0, 3), slice(3, 6), slice(6, 10), slice(10, 13)

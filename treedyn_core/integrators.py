@@ -24,7 +24,7 @@ from .kernel import kernel
 from .aero import drag_loads, midpoints
 from .articulated import articulated_accelerations, forward_kinematics
 from .joints import spring_torque
-from .so3 import quat_advance
+from .so3 import quat_advance, quat_rate
 from .wind import advance_wind, wind_velocity
 
 
@@ -117,15 +117,6 @@ def implicit_steps(n_steps, h, theta_m, model, q, v, ext_force, ext_torque, k_sc
 
 
 @kernel
-def _quat_rate(q, v, out):
-    """out = ½ q ⊗ (0, v): the joint quaternion's time derivative."""
-    out[0] = 0.5 * (-q[1] * v[0] - q[2] * v[1] - q[3] * v[2])
-    out[1] = 0.5 * (q[0] * v[0] + q[2] * v[2] - q[3] * v[1])
-    out[2] = 0.5 * (q[0] * v[1] - q[1] * v[2] + q[3] * v[0])
-    out[3] = 0.5 * (q[0] * v[2] + q[1] * v[1] - q[2] * v[0])
-
-
-@kernel
 def rk4_steps(n_steps, h, model, q, v, ext_force, ext_torque, k_scale, c_scale, w, stages, air):
     """Advance (q, v) in place by n_steps classical RK4 steps of h seconds.
 
@@ -153,7 +144,7 @@ def rk4_steps(n_steps, h, model, q, v, ext_force, ext_torque, k_scale, c_scale, 
                 v[:] = v0
                 return step, bad
             for i in range(n):
-                _quat_rate(qs[i], vs[i], kq[stage, i])
+                quat_rate(qs[i], vs[i], kq[stage, i])
                 for r in range(3):
                     kv[stage, i, r] = vdot[i, r]
         for i in range(n):

@@ -21,7 +21,8 @@ import numpy as np
 
 from .integrators import _dynamics
 from .kernel import kernel
-from .seed_model import SeedDynamics, quat_rate
+from .seed_model import SeedDynamics
+from .so3 import quat_rate
 from .wind import advance_wind
 
 DEFAULT_RTOL = 1e-10

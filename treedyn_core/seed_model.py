@@ -59,7 +59,7 @@ from .aero import drag_loads, midpoints
 from .errors import TreedynError
 from .joints import error_rotation_vector, gravity_stiffness_psd
 from .kernel import kernel
-from .so3 import exp_many, quat_advance, quat_from_matrix, quat_to_matrix_into
+from .so3 import exp_many, quat_advance, quat_from_matrix, quat_rate, quat_to_matrix_into
 from .wind import advance_wind, wind_velocity
 
 SEED_INTEGRATORS = ("implicit", "rk4")
@@ -69,16 +69,6 @@ SEED_SPRING_FACTOR = 2.0
 
 
 # -- small allocation-free helpers ------------------------------------------------------------
-
-@kernel(inline="always")
-def quat_rate(q, w, out):
-    """out = ½ q ⊗ (0, w): the time derivative of a quaternion q (frame → reference) whose
-    frame turns at w (rad/s, its own axes)."""
-    out[0] = 0.5 * (-q[1] * w[0] - q[2] * w[1] - q[3] * w[2])
-    out[1] = 0.5 * (q[0] * w[0] + q[2] * w[2] - q[3] * w[1])
-    out[2] = 0.5 * (q[0] * w[1] - q[1] * w[2] + q[3] * w[0])
-    out[3] = 0.5 * (q[0] * w[2] + q[1] * w[1] - q[2] * w[0])
-
 
 @kernel(inline="always")
 def euler_acceleration(inertia, inertia_inv, omega, moment, out, scratch):

@@ -26,6 +26,13 @@ _NEAR_PI = 3.0
 def hat(w):
     """The cross-product matrix w^× (3, 3) of a 3-vector w."""
     out = np.empty((3, 3))
+    hat_into(w, out)
+    return out
+
+
+@kernel(inline="always")
+def hat_into(w, out):
+    """out = w^× (3, 3), without allocating."""
     out[0, 0] = 0.0
     out[0, 1] = -w[2]
     out[0, 2] = w[1]
@@ -35,7 +42,6 @@ def hat(w):
     out[2, 0] = -w[1]
     out[2, 1] = w[0]
     out[2, 2] = 0.0
-    return out
 
 
 @kernel
@@ -282,3 +288,13 @@ def log_many(Rs):
     for i in range(n):
         out[i] = log(Rs[i])
     return out
+
+
+@kernel(inline="always")
+def quat_rate(q, w, out):
+    """out = ½ q ⊗ (0, w): the time derivative of a quaternion q whose frame turns at w (rad/s,
+    in its own axes)."""
+    out[0] = 0.5 * (-q[1] * w[0] - q[2] * w[1] - q[3] * w[2])
+    out[1] = 0.5 * (q[0] * w[0] + q[2] * w[2] - q[3] * w[1])
+    out[2] = 0.5 * (q[0] * w[1] - q[1] * w[2] + q[3] * w[0])
+    out[3] = 0.5 * (q[0] * w[2] + q[1] * w[1] - q[2] * w[0])
