@@ -50,6 +50,16 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _sizes(text: str) -> tuple[int, ...]:
+    try:
+        sizes = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected limb counts like 100,1000, got '{text}'") from None
+    if not sizes or min(sizes) < 1:
+        raise argparse.ArgumentTypeError(f"limb counts must be ≥ 1, got '{text}'")
+    return sizes
+
+
 def _parsers() -> dict[str, argparse.ArgumentParser]:
     parsers: dict[str, argparse.ArgumentParser] = {}
 
@@ -103,7 +113,7 @@ def _parsers() -> dict[str, argparse.ArgumentParser]:
     bench.add_argument("which", nargs="?", default="performance",
                        choices=("performance", "accuracy", "frames"))
     bench.add_argument("--json", action="store_true")
-    bench.add_argument("--sizes", metavar="N,N,...", help="performance: tree sizes in limbs "
+    bench.add_argument("--sizes", type=_sizes, metavar="N,N,...", help="performance: tree sizes in limbs "
                        "(default 10,100,1000,10000,30000,100000)")
     parsers["bench"] = bench
     return parsers
@@ -148,10 +158,6 @@ def _cmd_expand(args) -> int:
     return 0
 
 
-def _not_yet(what: str) -> int:
-    raise TreedynError(f"{what} is not available yet in this version of treedyn")
-
-
 def _cmd_modes(args) -> int:
     from .modes import modes_command_output
 
@@ -163,15 +169,16 @@ def _cmd_bench(args) -> int:
     if args.which == "performance":
         from .bench_performance import SIZES, run
 
-        sizes = tuple(int(s) for s in args.sizes.split(",")) if args.sizes else SIZES
-        run(sizes, as_json=args.json)
-        return 0
-    if args.which == "accuracy":
+        run(args.sizes or SIZES, as_json=args.json)
+    elif args.which == "accuracy":
         from .bench_accuracy import main as accuracy
 
         print(accuracy(as_json=args.json))
-        return 0
-    return _not_yet(f"treedyn bench {args.which}")
+    else:
+        from app.bench_frames import SIZES, run  # the app's own canvas, on the current display
+
+        run(args.sizes or SIZES, as_json=args.json)
+    return 0
 
 
 def _cmd_app(args) -> int:

@@ -1,0 +1,106 @@
+"""`treedyn bench performance --json` and `treedyn bench frames --json` produce every row issue
+10 names (small sizes only: the figures themselves are not checked here, only that they are
+there, positive and finite)."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+
+import pytest
+
+from treedyn_core import bench_performance
+from treedyn_core.errors import TreedynError
+
+SIZES = (10, 100)
+
+
+def positive(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) \
+        and math.isfinite(value) and value > 0
+
+
+def test_bench_performance_json_has_every_row():
+    buffer = io.StringIO()
+    result = bench_performance.run(sizes=SIZES, as_json=True, out=buffer)
+    printed = json.loads(buffer.getvalue())
+    assert printed == json.loads(json.dumps(result))
+
+    machine = printed["machine"]
+    assert isinstance(machine["cpus"], int) and machine["cpus"] >= 1
+    for library in ("cpu", "python", "numpy", "numba", "treedyn"):
+        assert machine[library], library
+    assert printed["dt"] == pytest.approx(1 / 120)
+    assert positive(printed["time_to_first_step_seconds"])
+
+    rows = printed["rows"]
+    # Each size × integrator, rk4 included at these sizes, in the order of the sizes.
+    assert [row["integrator"] for row in rows] == ["implicit", "rk4"] * len(SIZES)
+    for k, target in enumerate(SIZES):
+        implicit, rk4 = rows[2 * k], rows[2 * k + 1]
+        assert implicit["limbs"] == rk4["limbs"]
+        assert 0.5 * target <= implicit["limbs"] <= 2 * target
+    for row in rows:
+        for key in ("seconds_per_step", "steps_per_second", "real_time_factor", "dt",
+                    "microseconds_per_limb_step", "load_seconds"):
+            assert positive(row[key]), (row["limbs"], row["integrator"], key, row[key])
+        assert row["steps_per_second"] == pytest.approx(1 / row["seconds_per_step"])
+        assert row["real_time_factor"] == pytest.approx(row["dt"] / row["seconds_per_step"])
+        if row["integrator"] == "implicit":
+            assert row["dt"] == pytest.approx(1 / 120)
+            split = row["split_seconds"]
+            for stage in ("wind_and_drag", "joint_forces", "recursion"):
+                assert positive(split[stage]), (row["limbs"], stage, split[stage])
+
+
+def test_bench_frames_json_has_every_row(qapp):
+    from app import bench_frames
+
+    buffer = io.StringIO()
+    result = bench_frames.run(sizes=(100,), as_json=True, out=buffer, live_seconds=1.0,
+                              live_warm_up=0.5)
+    printed = json.loads(buffer.getvalue())
+    assert printed == json.loads(json.dumps(result))
+
+    machine = printed["machine"]
+    for key in ("cpu", "cpus", "python", "numpy", "vispy", "pyqt6", "qt"):
+        assert machine[key], key
+    assert machine.get("gl_renderer"), "the OpenGL renderer string is printed"
+
+    (row,) = printed["frames"]
+    assert 50 <= row["limbs"] <= 200 and row["segments"] == row["limbs"]
+    for key in ("update_ms", "draw_ms", "frame_ms", "fps", "cpu_ms", "render_ms", "frames"):
+        assert positive(row[key]), (key, row[key])
+    assert row["frame_ms"] >= row["draw_ms"]
+    assert row["fps"] == pytest.approx(1e3 / row["frame_ms"])
+
+    live = printed["app"]
+    assert 5_000 <= live["limbs"] <= 20_000  # the 10,000-limb tree
+    assert live["integrator"] == "implicit"
+    for key in ("fps", "frames", "real_time_factor", "new_poses_per_second", "seconds"):
+        assert positive(live[key]), (key, live[key])
+
+
+@pytest.mark.parametrize("environment, words", [
+    ({"QT_QPA_PLATFORM": "offscreen"}, "offscreen"),
+    ({"DISPLAY": None, "WAYLAND_DISPLAY": None, "QT_QPA_PLATFORM": None}, "DISPLAY is not set"),
+    ({"DISPLAY": ":4711", "WAYLAND_DISPLAY": None, "QT_QPA_PLATFORM": None}, ":4711"),
+])
+def test_bench_frames_refuses_without_a_usable_display(monkeypatch, environment, words):
+    """Where Qt would abort the process (no X display) or vispy cannot draw (offscreen), the
+    benchmark stops first with a one-line error."""
+    import sys
+
+    from app import bench_frames
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the display check is for X11")
+    for name, value in environment.items():
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
+    with pytest.raises(TreedynError, match=words) as caught:
+        bench_frames._check_display()
+    assert "\n" not in str(caught.value)
