@@ -139,9 +139,3 @@ def test_modes_prints_a_table_with_units(capsys):
     out = capsys.readouterr().out
     assert "Hz" in out and "damping" in out
     assert len([line for line in out.splitlines() if line.strip()[:1].isdigit()]) == 3
-
-
-def test_subcommands_not_yet_available_say_so(capsys):
-    for argv in (["bench", "frames"],):
-        line = _one_line_error(capsys, argv)
-        assert "not available yet" in line
