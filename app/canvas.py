@@ -1,9 +1,15 @@
 """The 3-D view: a plain class owning a vispy `SceneCanvas` (not a QWidget subclass).
 
-It holds the turntable camera (z up), the ground grid, the wind arrow and the
-tree visual, and offers verbs — `set_tree`, `set_pose`, `set_wind`,
-`set_message`, `frame_tree` — in the manner of vispy's ``CanvasWrapper``. The
-main window puts ``canvas.native`` in its layout and calls the verbs.
+It holds the turntable camera (z up), the ground grid, the wind arrow, the
+grab spring and the tree visual, and offers verbs — `set_tree`, `set_pose`,
+`set_wind`, `set_spring`, `set_message`, `frame_tree`, `render_image` — and
+queries — `project`, `unproject`, `pick_limb` — in the manner of vispy's
+``CanvasWrapper``. The main window puts ``canvas.native`` in its layout, calls
+the verbs and wires the mouse.
+
+Mouse: left-drag on a limb grabs it (the main window's business); left-drag
+elsewhere, middle-drag or Ctrl + left-drag orbit; right-drag or the wheel zoom;
+Shift + left-drag pans.
 """
 
 from __future__ import annotations
@@ -13,7 +19,9 @@ import math
 import numpy as np
 import vispy
 from vispy import scene
+from vispy.util import keys
 
+from .grab import pick_segment
 from .tree_visual import LINES, TUBES, TreeVisual
 
 SKY = "#e4ebf1"
@@ -21,6 +29,8 @@ GROUND = (0.83, 0.85, 0.78, 1.0)
 GRID = (0.55, 0.58, 0.52, 1.0)
 WIND = (0.13, 0.40, 0.72, 1.0)
 MESSAGE = (0.15, 0.15, 0.15, 1.0)
+SPRING = (0.80, 0.10, 0.10, 1.0)
+SPRING_WIDTH = 2.0  # px
 FOV = 40.0  # deg
 ELEVATION = 10.0  # deg: a walker's view, slightly above the ground
 AZIMUTH = 0.0  # deg: looking along +y, so the default wind (toward +x) blows left → right
@@ -57,6 +67,27 @@ def configure_vispy() -> None:
     _vispy_configured = True
 
 
+class TreeCamera(scene.TurntableCamera):
+    """vispy's turntable camera that also orbits with the middle button and with Ctrl + left
+    (left-drag on a limb grabs it, so orbiting needs a way that works over the tree).
+    `moved_by_user` says whether the mouse has moved it since it was last framed."""
+
+    moved_by_user = False
+
+    def viewbox_mouse_event(self, event):
+        if self.interactive and not event.handled and (
+                event.type == "mouse_wheel"
+                or (event.type == "mouse_move" and event.press_event is not None)):
+            self.moved_by_user = True
+        if (event.type == "mouse_move" and self.interactive and not event.handled
+                and event.press_event is not None
+                and (3 in event.buttons or (1 in event.buttons and keys.CONTROL
+                                            in event.mouse_event.modifiers))):
+            self._update_rotation(event)
+            return
+        super().viewbox_mouse_event(event)
+
+
 def nice_step(span: float, count: int = 10) -> float:
     """A round grid spacing (1, 2 or 5 × 10^k m) giving about `count` cells over `span` m."""
     raw = max(span, 1e-6) / count
@@ -74,8 +105,7 @@ class TreeCanvas:
         configure_vispy()
         self.canvas = scene.SceneCanvas(keys=None, bgcolor=SKY, size=size, show=False)
         self.view = self.canvas.central_widget.add_view()
-        self.view.camera = scene.TurntableCamera(up="+z", fov=FOV, elevation=ELEVATION,
-                                                 azimuth=AZIMUTH)
+        self.view.camera = TreeCamera(up="+z", fov=FOV, elevation=ELEVATION, azimuth=AZIMUTH)
         self._ground = scene.visuals.Mesh(color=GROUND, parent=self.view.scene)
         # The ground is drawn first without depth testing (which also leaves the depth buffer
         # untouched): the grid and the tree always show on it, where an offscreen render's
@@ -92,6 +122,18 @@ class TreeCanvas:
                                                parent=self.view.scene)
         self._arrow_pos = np.zeros((6, 3), dtype=np.float32)
         self.tree = TreeVisual(self.view.scene, mode=render_mode)
+        # The grab spring: drawn over everything (no depth test) so that it never hides.
+        self._spring = scene.visuals.Line(pos=np.zeros((2, 3), dtype=np.float32),
+                                          connect="segments", method="gl", color=SPRING,
+                                          width=SPRING_WIDTH, parent=self.view.scene)
+        self._spring.set_gl_state("translucent", depth_test=False)
+        self._spring.order = 10
+        self._spring.visible = False
+        self._spring_ends = scene.visuals.Markers(parent=self.view.scene)
+        self._spring_ends.set_gl_state("translucent", depth_test=False)
+        self._spring_ends.order = 11
+        self._spring_ends.visible = False
+        self._spring_pos = np.zeros((2, 3), dtype=np.float32)
         self._message = scene.visuals.Text("", color=MESSAGE, font_size=13, anchor_x="center",
                                            anchor_y="center", parent=self.canvas.scene)
         self._centre = np.zeros(3)
@@ -153,6 +195,20 @@ class TreeCanvas:
         self._arrow_label.pos = (0.5 * (head + tail) if speed > 0 else head) \
             + up * (0.07 * self._height)
 
+    def set_spring(self, start: np.ndarray | None, end: np.ndarray | None = None) -> None:
+        """Draw the grab spring from `start` to `end` ((3,) m, inertial); None hides it."""
+        if start is None:
+            self._spring.visible = self._spring_ends.visible = False
+        else:
+            self._spring_pos[0], self._spring_pos[1] = start, end
+            self._spring.set_data(pos=self._spring_pos)
+            # A dot where the limb is held, a ring at the cursor's end.
+            self._spring_ends.set_data(pos=self._spring_pos, size=[7.0, 9.0],
+                                       face_color=[SPRING, (1.0, 1.0, 1.0, 0.0)],
+                                       edge_color=SPRING, edge_width=1.5)
+            self._spring.visible = self._spring_ends.visible = True
+        self.canvas.update()
+
     def set_message(self, text: str | None) -> None:
         """A line of text across the top of the view (None: none)."""
         self._message.text = text or ""
@@ -180,6 +236,7 @@ class TreeCanvas:
             camera.scale_factor = max(horizontal, vertical * aspect)
         camera.elevation = ELEVATION
         camera.azimuth = AZIMUTH
+        camera.moved_by_user = False
         self.tree.set_pixels_per_metre(self.pixels_per_metre())
         self.canvas.update()
 
@@ -192,6 +249,79 @@ class TreeCanvas:
     def render(self) -> np.ndarray:
         """The view as an (H, W, 4) uint8 RGBA image (offscreen; works under Xvfb)."""
         return self.canvas.render()
+
+    def physical_size(self) -> tuple[int, int]:
+        """(width, height) of the view in device pixels."""
+        scale = self.canvas.pixel_scale
+        width, height = self.canvas.size
+        return int(round(width * scale)), int(round(height * scale))
+
+    def render_image(self, width: int, height: int) -> np.ndarray:
+        """The view rendered offscreen at `width` × `height` device px, (height, width, 4)
+        uint8 RGBA: the camera as it is, its view widened or narrowed to that aspect ratio
+        (the camera's scale spans the smaller side), limbs as thick for their radius as on
+        screen.
+
+        vispy 0.17's ``render(size=...)`` does not scale a ViewBox's scene, so the view is
+        laid out at the image's size for the render instead (the widget does not move), and
+        rendered at one image pixel per device pixel.
+        """
+        scale = self.canvas.pixel_scale
+        widget = self.canvas.central_widget
+        saved_size = widget.size
+        saved_message = self._message.pos
+        try:
+            widget.size = (width / scale, height / scale)
+            self._message.pos = (width / scale / 2, 28)
+            self.tree.set_pixels_per_metre(self.pixels_per_metre())
+            # The region is the framebuffer's rectangle (origin bottom left) that the image
+            # covers: the top `height` rows of a canvas laid out at the image's size.
+            region = (0, self.canvas.physical_size[1] - height, width, height)
+            image = self.canvas.render(region=region, size=(width, height))
+        finally:
+            widget.size = saved_size
+            self._message.pos = saved_message
+            self.tree.set_pixels_per_metre(self.pixels_per_metre())
+            self.canvas.update()
+        return image
+
+    # -- picking and the plane under the cursor ------------------------------------------------
+
+    def _scene_to_canvas(self):
+        return self._grid.get_transform("visual", "canvas")
+
+    def project(self, points: np.ndarray) -> np.ndarray:
+        """(M, 2) logical canvas px (x right, y down) of scene points (M, 3) m; NaN for points
+        behind the camera."""
+        mapped = self._scene_to_canvas().map(np.asarray(points, dtype=float))
+        w = mapped[:, 3:4]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = mapped[:, :2] / w
+        out[w[:, 0] <= 0] = np.nan
+        return out
+
+    def unproject(self, pos, through: np.ndarray) -> np.ndarray:
+        """(3,) m: the point under canvas position `pos` (logical px) on the plane facing the
+        camera through the scene point `through` (m). (The camera's depth is a function of
+        distance along its axis only, so a fixed depth value is that plane.)"""
+        transform = self._scene_to_canvas()
+        mapped = transform.map(np.asarray(through, dtype=float)[None])[0]
+        depth = mapped[2] / mapped[3]
+        point = transform.imap(np.array([[pos[0], pos[1], depth, 1.0]]))[0]
+        return point[:3] / point[3]
+
+    def pick_limb(self, pos) -> tuple[int, float] | None:
+        """(limb index, fraction from base to tip) of the limb drawn nearest canvas position
+        `pos` (logical px), or None when none is within reach of the cursor."""
+        pose = self.tree.pose
+        if pose is None:
+            return None
+        base, tip = pose
+        n = len(base)
+        ends = self.project(np.concatenate([base, tip]))
+        half_width = 0.5 * self.tree.drawn_widths() / self.canvas.pixel_scale
+        found = pick_segment(ends[:n], ends[n:], pos, half_width)
+        return None if found is None else found[:2]
 
     def update(self) -> None:
         self.canvas.update()
@@ -222,3 +352,5 @@ class TreeCanvas:
     def _on_resize(self, event=None) -> None:
         width, height = self.canvas.size
         self._message.pos = (width / 2, 28)  # in the sky: the framing leaves room above
+        if event is not None and not self.view.camera.moved_by_user:
+            self.frame_tree()  # a panel opened or the window resized: keep the tree in view

@@ -1,8 +1,11 @@
 """The main window: layout, menus, status bar, and the one place that wires signals.
 
 The window reads the worker's latest frame at its own rate (a QTimer, ~60 Hz)
-and hands positions to the canvas; widgets send their changes to the worker
-as commands. The GUI thread never steps physics.
+and hands positions to the canvas and probe samples to the live plot; widgets
+send their changes to the worker as commands. The GUI thread never steps
+physics: a grabbed branch's spring is applied by the worker (`grab`), modes are
+computed in a thread of their own (`mode_shapes`), and a mode's animation only
+poses the tree for drawing.
 """
 
 from __future__ import annotations
@@ -16,8 +19,8 @@ from pathlib import Path
 
 from PyQt6.QtCore import QSettings, Qt, QTimer
 from PyQt6.QtGui import QAction, QActionGroup, QKeySequence
-from PyQt6.QtWidgets import (QApplication, QFileDialog, QLabel, QMainWindow, QMessageBox,
-                             QScrollArea, QSplitter)
+from PyQt6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow,
+                             QMessageBox, QScrollArea, QSizePolicy, QSplitter)
 
 from treedyn_core.errors import TreedynError
 from treedyn_core.preset import load_preset, save_preset, shipped_presets
@@ -26,6 +29,11 @@ from treedyn_core.simulation import INTEGRATORS, MODELS
 from . import canvas as canvas_module
 from .canvas import TreeCanvas
 from .controls import Controls
+from .dialogs import ImageSizeDialog
+from .grab import GrabTool
+from .mode_shapes import ModeAnimation, ModesJob
+from .modes_panel import ModesPanel
+from .plots import LivePlot, PlotHistory
 from .tree_visual import LINES, TUBES
 from .worker import FAILED, LIVE_INTEGRATORS, PAUSED, PREPARING, RUNNING, SimulationWorker
 
@@ -33,6 +41,11 @@ TICK_MS = 16  # ~60 Hz: how often the window reads the worker's latest frame
 STATUS_INTERVAL = 0.25  # s between status-bar refreshes
 MAX_RECENT = 8
 PREPARING_TEXT = "Preparing simulation (compiling kernels, first run only)…"
+MOUSE_HELP = "Drag a branch: pull it · Ctrl+drag or middle-drag: orbit · wheel: zoom · " \
+             "Shift+drag: pan"
+MOUSE_HELP_FULL = ("Left-drag a branch to pull it with a spring; release and it swings back.\n"
+                   "Orbit: left-drag the sky, Ctrl + left-drag or middle-drag anywhere.\n"
+                   "Zoom: wheel or right-drag.  Pan: Shift + left-drag.  Home: frame the tree.")
 # The integrators the app offers: those of the core that the worker steps live.
 OFFERED_INTEGRATORS = tuple(name for name in INTEGRATORS if name in LIVE_INTEGRATORS)
 
@@ -78,9 +91,18 @@ class MainWindow(QMainWindow):
         self._status_at = 0.0
         self._compiling_at = None
         self._framed_preset = None
+        self._modes_job: ModesJob | None = None
+        self._modes_shown = None  # the key of the job whose modes the panel lists
+        self._animation: ModeAnimation | None = None
+        self._resume_after_modes: bool | None = None
+        self.mode_pose = None  # (base, tip) of the mode drawn last (tests read it)
 
         self.canvas = TreeCanvas(render_mode=render_mode)
         self.controls = Controls(OFFERED_INTEGRATORS, MODELS)
+        self.history = PlotHistory()
+        self.plot = LivePlot(self.history)
+        self.modes_panel = ModesPanel()
+        self.grab_tool = GrabTool(self.canvas, lambda: self.worker, self._show_grab)
         self._build_layout()
         self._build_status_bar()
         self._build_menus()
@@ -104,7 +126,11 @@ class MainWindow(QMainWindow):
         # The view area is a vertical splitter so that panels (plots) can go under the view.
         self.view_area = QSplitter(Qt.Orientation.Vertical)
         self.view_area.addWidget(self.canvas.native)
+        self.view_area.addWidget(self.plot)
+        self.view_area.setStretchFactor(0, 1)
+        self.view_area.setStretchFactor(1, 0)
         self.view_area.setChildrenCollapsible(False)
+
         scroll = QScrollArea()
         scroll.setWidget(self.controls)
         scroll.setWidgetResizable(True)
@@ -117,9 +143,25 @@ class MainWindow(QMainWindow):
         splitter.setStretchFactor(1, 0)
         splitter.setChildrenCollapsible(False)
         self.setCentralWidget(splitter)
+        self.view_area.setSizes([560, 190])
+        self.modes_dock = QDockWidget("Modes", self)
+        self.modes_dock.setObjectName("modes")
+        self.modes_dock.setWidget(self.modes_panel)
+        self.modes_dock.setAllowedAreas(Qt.DockWidgetArea.LeftDockWidgetArea
+                                        | Qt.DockWidgetArea.RightDockWidgetArea
+                                        | Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.modes_dock)
+        self.modes_dock.hide()
 
     def _build_status_bar(self) -> None:
         bar = self.statusBar()
+        # Shown whenever no message is (a status bar hides its normal widgets meanwhile).
+        self.mouse_help = QLabel(MOUSE_HELP)
+        self.mouse_help.setStyleSheet("color: #606060;")
+        self.mouse_help.setToolTip(MOUSE_HELP_FULL)
+        self.mouse_help.setMinimumWidth(0)
+        self.mouse_help.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        bar.addWidget(self.mouse_help, 1)
         self.time_label = QLabel()
         self.realtime_label = QLabel()
         self.fps_label = QLabel()
@@ -144,6 +186,8 @@ class MainWindow(QMainWindow):
                                         self.open_dialog, "Ctrl+O")
         self.save_as_action = self._action(file_menu, "Save &As…", None, self.save_as_dialog,
                                            "Ctrl+Shift+S")
+        self.export_action = self._action(file_menu, "&Export image…", None,
+                                          self.export_image_dialog, "Ctrl+E")
         self.recent_menu = file_menu.addMenu("Recent &files")
         file_menu.addSeparator()
         self.quit_action = self._action(file_menu, "&Quit", None, self.close, "Ctrl+Q")
@@ -170,6 +214,12 @@ class MainWindow(QMainWindow):
         self.tubes_action.setEnabled(canvas_module.tubes_available)
         view_menu.addSeparator()
         self._action(view_menu, "&Frame the tree", None, self.canvas.frame_tree, "Home")
+        view_menu.addSeparator()
+        self.modes_action = self._action(view_menu, "&Modes…", None, self.show_modes, "Ctrl+M")
+        self.plot_action = QAction("Live &plot", self, checkable=True)
+        self.plot_action.setChecked(True)
+        self.plot_action.toggled.connect(self.plot.setVisible)
+        view_menu.addAction(self.plot_action)
 
     def _action(self, menu, text, standard, slot, shortcut: str) -> QAction:
         action = QAction(text, self)
@@ -194,6 +244,15 @@ class MainWindow(QMainWindow):
         c.step_button.clicked.connect(self.single_step)
         c.reset_button.clicked.connect(self.reset)
         c.preset.activated.connect(self._preset_picked)
+        events = self.canvas.canvas.events
+        events.mouse_press.connect(self.grab_tool.press)  # before the camera: it may block
+        events.mouse_move.connect(self.grab_tool.move)
+        events.mouse_release.connect(self.grab_tool.release)
+        m = self.modes_panel
+        m.modeChosen.connect(self._mode_chosen)
+        m.amplitudeChanged.connect(self._mode_amplitude)
+        m.speedChanged.connect(self._mode_speed)
+        self.modes_dock.visibilityChanged.connect(self._modes_visibility)
 
     def _start_worker(self, preset) -> SimulationWorker:
         worker = SimulationWorker(preset, playing=self._playing,
@@ -204,11 +263,15 @@ class MainWindow(QMainWindow):
     # -- transport ------------------------------------------------------------------------------
 
     def toggle_play(self) -> None:
+        if self._animation is not None:  # back to the simulation; playing is what was asked
+            self._stop_mode(resume=False)
         self._playing = not self._playing
         (self.worker.play if self._playing else self.worker.pause)()
         self.controls.show_playing(self._playing)
 
     def single_step(self) -> None:
+        if self._animation is not None:
+            self._stop_mode(resume=False)
         self._playing = False
         self.controls.show_playing(False)
         self.worker.step()
@@ -220,7 +283,10 @@ class MainWindow(QMainWindow):
         # The controls are the truth: a value forced past them (a test, a script) is undone.
         self.worker.set_stiffness_scale(self.controls.stiffness.value())
         self.worker.set_damping_scale(self.controls.damping.value())
+        if self._animation is not None:
+            self._stop_mode(resume=False)
         self.worker.reset()
+        self.history.clear()
         self.canvas.set_message(None)
         self.statusBar().showMessage("Reset to the rest pose", 3000)
 
@@ -231,6 +297,172 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(f"Cannot draw {mode}: {exc}", 8000)
             self.lines_action.setChecked(True)
             self.canvas.set_render_mode(LINES)
+
+    # -- image export ---------------------------------------------------------------------------
+
+    def export_image_dialog(self) -> None:
+        size = ImageSizeDialog.get_size(self, *self.canvas.physical_size())
+        if size is None:
+            return
+        name = (self._preset.data.get("name") or "treedyn").replace(" ", "_") + ".png"
+        path, _ = QFileDialog.getSaveFileName(self, "Export image", name,
+                                              "PNG images (*.png)")
+        if path:
+            if not Path(path).suffix:
+                path += ".png"
+            self.export_image(path, *size)
+
+    def export_image(self, path: str | os.PathLike, width: int, height: int) -> bool:
+        """Write the view at width × height px to the PNG file `path`."""
+        from vispy.io import write_png
+
+        try:
+            write_png(str(path), self.canvas.render_image(int(width), int(height)))
+        except Exception as exc:
+            traceback.print_exc()
+            self._warn("Cannot export the image", f"{type(exc).__name__}: {exc}")
+            return False
+        self.statusBar().showMessage(f"Exported {width} × {height} px to {path}", 5000)
+        return True
+
+    # -- mode viewer ------------------------------------------------------------------------------
+
+    def show_modes(self) -> None:
+        """View → Modes…: show the panel and compute the modes of the tree running now."""
+        self.modes_dock.show()
+        self.modes_dock.raise_()
+        self._request_modes()
+
+    def _modes_key(self):
+        frame = self.worker.latest
+        if frame.settings is None or frame.tree is None or frame.generation == 0:
+            return None
+        return (frame.generation, frame.settings.stiffness_scale, frame.settings.damping_scale)
+
+    def _request_modes(self) -> None:
+        """Start computing the modes if the panel shows none of the running tree."""
+        key = self._modes_key()
+        job = self._modes_job
+        if key is None or (job is not None and job.key == key):
+            return
+        if job is not None and not job.done.is_set():
+            return  # one at a time; asked again when it ends
+        self._modes_job = job = ModesJob(key)
+        if self._modes_shown is None or self._modes_shown[0] != key[0]:
+            self.modes_panel.show_computing(self._tree_name())
+        else:
+            self.modes_panel.status.setText("Recomputing the modes (stiffness or damping "
+                                            "changed)…")
+        self.worker.call(job.start)
+
+    def _tree_name(self) -> str:
+        preset = self.worker.latest.preset
+        return preset.name if preset is not None else "the tree"
+
+    def _poll_modes(self) -> None:
+        job = self._modes_job
+        if not self.modes_dock.isVisible():
+            return
+        if job is None:  # asked while the simulation was still being prepared
+            self._request_modes()
+            return
+        if not job.done.is_set() and (self._modes_shown is None
+                                      or self._modes_shown[0] != job.key[0]):
+            self.modes_panel.show_computing(self._tree_name(),
+                                            time.perf_counter() - job.requested)
+        if job.done.is_set() and self._modes_shown != job.key:
+            self._modes_shown = job.key
+            if job.key[0] != self.worker.latest.generation:
+                pass  # a stale tree: the next request replaces it
+            elif job.error is not None:
+                self._stop_mode(resume=True)
+                self.modes_panel.show_error(job.error)
+            else:
+                note = ("(The seed model's tree is linearised with the exact dynamics.)"
+                        if self.worker.latest.settings.model == "seed" else "")
+                self.modes_panel.show_modes(job.result, job.seconds, note)
+                if self._animation is not None:
+                    self._start_mode(self._animation.index)
+        if job.done.is_set():
+            self._request_modes()
+
+    def _modes_visibility(self, visible: bool) -> None:
+        if not visible and self.modes_dock.isHidden():  # closed, not merely covered
+            self.modes_panel.choose(-1, emit=False)
+            self._stop_mode(resume=True)
+
+    def _mode_chosen(self, index: int) -> None:
+        if index < 0:
+            self._stop_mode(resume=True)
+        else:
+            self._start_mode(index)
+
+    def _start_mode(self, index: int) -> None:
+        job = self._modes_job
+        frame = self.worker.latest
+        if job is None or job.result is None or job.key[0] != frame.generation \
+                or index >= job.result.count:
+            return
+        self.grab_tool.cancel()
+        self.grab_tool.enabled = False
+        if self._resume_after_modes is None:
+            self._resume_after_modes = self._playing
+            if self._playing:
+                self._playing = False
+                self.worker.pause()
+                self.controls.show_playing(False)
+        previous = self._animation
+        self._animation = ModeAnimation(frame.tree, job.result, index,
+                                        self.modes_panel.amplitude_fraction(),
+                                        self.modes_panel.speed_factor())
+        if previous is not None and previous.index == index:
+            self._animation.start = previous.start  # recomputed: keep the phase going
+        result = job.result
+        self.statusBar().showMessage(
+            f"Mode {index + 1}: {result.frequencies_hz[index]:.4g} Hz, "
+            f"{result.descriptions[index]} — simulation paused (close the panel or Stop to "
+            f"go back)")
+
+    def _stop_mode(self, resume: bool) -> None:
+        """Back from the mode viewer to the simulation (playing again if `resume` and it was
+        playing when a mode was chosen)."""
+        if self._animation is None and self._resume_after_modes is None:
+            return
+        self._animation = None
+        self.mode_pose = None
+        self.grab_tool.enabled = True
+        self.modes_panel.choose(-1, emit=False)
+        snapshot = self.worker.latest.snapshot
+        if snapshot is not None:
+            self._drawn_snapshot = snapshot
+            self.canvas.set_pose(snapshot.base, snapshot.tip)
+        if resume and self._resume_after_modes and not self._playing:
+            self._playing = True
+            self.worker.play()
+            self.controls.show_playing(True)
+        self._resume_after_modes = None
+        self.statusBar().clearMessage()
+
+    def _mode_amplitude(self, fraction: float) -> None:
+        if self._animation is not None:
+            self._animation.set_amplitude(fraction)
+
+    def _mode_speed(self, speed: float) -> None:
+        if self._animation is not None:
+            self._animation.set_speed(speed)
+
+    def _animate_mode(self) -> None:
+        base, tip = self._animation.pose()
+        self.mode_pose = (base, tip)
+        self.canvas.set_pose(base, tip)
+
+    # -- grabbing -------------------------------------------------------------------------------
+
+    def _show_grab(self, text: str | None) -> None:
+        if text is None:
+            self.statusBar().clearMessage()
+        else:
+            self.statusBar().showMessage(text)
 
     # -- presets ----------------------------------------------------------------------------------
 
@@ -366,6 +598,10 @@ class MainWindow(QMainWindow):
             if frame.seq != self._seq:
                 self._seq = frame.seq
                 self._show_frame(frame)
+            if self.modes_dock.isVisible():
+                self._poll_modes()
+            if self._animation is not None:
+                self._animate_mode()
             self._update_status(frame)
         except Exception:  # keep the window alive; the trace goes to stderr
             traceback.print_exc()
@@ -378,14 +614,22 @@ class MainWindow(QMainWindow):
             self.statusBar().clearMessage()
         if frame.tree is not None and frame.generation != self._generation:
             self._generation = frame.generation
+            self.grab_tool.cancel()
+            if self._animation is not None:
+                self._stop_mode(resume=True)
             # A new preset is framed afresh; the same one rebuilt (another model) keeps the
             # user's camera.
             self.canvas.set_tree(frame.tree, reframe=frame.preset is not self._framed_preset)
             self._framed_preset = frame.preset
             self._drawn_snapshot = None
-        if frame.snapshot is not None and frame.snapshot is not self._drawn_snapshot:
+        if frame.snapshot is not None and frame.snapshot is not self._drawn_snapshot \
+                and self._animation is None:
             self._drawn_snapshot = frame.snapshot
             self.canvas.set_pose(frame.snapshot.base, frame.snapshot.tip)
+            self.grab_tool.follow(frame.snapshot.base, frame.snapshot.tip)
+        if frame.probe is not None and self.history.add(frame.probe, frame.generation) \
+                and self.plot.isVisible():
+            self.plot.update()
         if frame.settings is not None:
             wind = (round(frame.settings.wind_speed, 3),
                     round(frame.settings.wind_direction_deg, 2))

@@ -158,6 +158,8 @@ class TreeVisual:
         n = tree.n
         radius = np.asarray(tree.radius, dtype=float)
         klass, self._class_radius = width_classes(radius)
+        self._klass = klass
+        self._radius = radius
         self._order = np.argsort(klass, kind="stable")
         counts = np.bincount(klass, minlength=WIDTH_CLASSES)
         self._class_stop = np.cumsum(counts)
@@ -255,6 +257,18 @@ class TreeVisual:
         else:
             self._leaves.set_triangles(self._leaf_pos, self._leaf_colors)
             self._leaves_ready = True
+
+    @property
+    def pose(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """(base, tip) (N, 3) m, inertial, breadth-first: what is drawn now (None: no tree)."""
+        return self._pose if self._tree is not None else None
+
+    def drawn_widths(self) -> np.ndarray:
+        """(N,) px: each limb's drawn width on screen (at the camera's centre of rotation)."""
+        if self._mode == LINES:
+            widths = np.array([line.width for line in self._lines], dtype=float)
+            return widths[self._klass]
+        return np.clip(2.0 * self._radius * self._px_per_m, MIN_WIDTH_PX, None)
 
     def set_pixels_per_metre(self, px_per_m: float) -> None:
         """Line widths follow the limbs' radii at this screen scale (px per m)."""

@@ -11,6 +11,14 @@ real-time examples, STYLE). They meet in three places, all thread-safe:
   it at its own rate.
 - `events()`: one-off news for the user (ready, loaded, diverged, refused).
 
+External loads (grabbing a branch) come as a provider, `set_external_load`,
+whose ``apply(simulation)`` the worker calls before every single step while it
+is set, so a spring's force follows the motion step by step.
+
+Each frame carries a `Probe`: the numbers the live plot draws (crown-top
+displacement in the wind's axes, bending moment at the root), computed here;
+the GUI only draws them.
+
 Pacing: the simulation advances ``wall-clock time × time_scale``. A batch of
 steps never takes more than about one frame of wall time, so stop and other
 commands are honoured promptly; when the simulation cannot keep up, the
@@ -27,6 +35,8 @@ import traceback
 from collections import deque
 from dataclasses import dataclass, replace
 from typing import Any, Callable
+
+import numpy as np
 
 from treedyn_core.errors import SimulationDiverged, TreedynError
 
@@ -69,13 +79,48 @@ class Settings:
 
 
 @dataclass(frozen=True)
+class Probe:
+    """What the live plot shows, at simulated `time` s.
+
+    crown_displacement : (3,) m, inertial: the crown-top limb's tip (`Simulation.crown_top`)
+        from its rest position;  downwind, crosswind : m, that displacement along the
+        direction the wind blows toward and 90° to its left (horizontal), with the wind
+        direction in force at `time`;  base_moment : (3,) N m, inertial, the moment of the
+        root joint on the tree (`Simulation.root_moment`).
+    """
+
+    time: float
+    crown_displacement: np.ndarray
+    downwind: float
+    crosswind: float
+    base_moment: np.ndarray
+
+    @property
+    def base_moment_magnitude(self) -> float:
+        """|base_moment|, N m."""
+        return math.hypot(*self.base_moment)  # no overflow warning on a diverging tree
+
+
+def measure_probe(sim, crown: int) -> Probe:
+    """The `Probe` of `sim` now; `crown` is its crown-top limb."""
+    displacement = sim.tip[crown] - sim.tree.rest_tip[crown]
+    heading = math.radians(sim.wind_direction_deg)
+    downwind = displacement[0] * math.cos(heading) + displacement[1] * math.sin(heading)
+    crosswind = -displacement[0] * math.sin(heading) + displacement[1] * math.cos(heading)
+    moment = np.array(sim.root_moment(), dtype=float)
+    displacement.setflags(write=False)
+    moment.setflags(write=False)
+    return Probe(float(sim.time), displacement, float(downwind), float(crosswind), moment)
+
+
+@dataclass(frozen=True)
 class Frame:
     """One published state of the worker; never modified after publication.
 
     seq counts frames; generation counts simulations (a load or a model change
     makes a new one, with a new tree). snapshot is the last good one (it stays
-    when the simulation fails). realtime_factor: simulated s per wall s over
-    the last second.
+    when the simulation fails), probe its `Probe`. realtime_factor: simulated s
+    per wall s over the last second.
     """
 
     seq: int
@@ -88,6 +133,7 @@ class Frame:
     error: str | None = None
     realtime_factor: float = 0.0
     behind: bool = False
+    probe: Probe | None = None
 
 
 @dataclass(frozen=True)
@@ -132,6 +178,9 @@ class SimulationWorker(threading.Thread):
         self._last_wall = time.perf_counter()
         self._samples: deque[tuple[float, float]] = deque()
         self._snapshot = None
+        self._probe = None
+        self._crown = 0
+        self._external_load = None
         self.latest = Frame(seq=0, generation=0, state=PREPARING)
 
     # -- read by the GUI (any thread) ------------------------------------------------------------
@@ -203,6 +252,12 @@ class SimulationWorker(threading.Thread):
     def load(self, preset) -> None:
         """Replace the simulation by one of `preset` (validated); on failure keep the old one."""
         self.post("load", preset)
+
+    def set_external_load(self, provider) -> None:
+        """Apply ``provider.apply(simulation)`` before every step from now on (it sets the
+        simulation's external loads); None calls the previous one's ``release(simulation)``
+        and stops. A new simulation (a load) drops the provider."""
+        self.post("external_load", provider)
 
     def call(self, function: Callable[[Any], None]) -> None:
         """Run ``function(simulation)`` in the worker between steps (extensions: external loads)."""
@@ -290,7 +345,12 @@ class SimulationWorker(threading.Thread):
         """n steps; False (and the failure published) if the simulation failed."""
         start = time.perf_counter()
         try:
-            self._sim.step(n)
+            if self._external_load is None:
+                self._sim.step(n)
+            else:
+                for _ in range(n):
+                    self._external_load.apply(self._sim)
+                    self._sim.step(1)
         except SimulationDiverged as exc:
             self._fail(str(exc))
             return False
@@ -358,6 +418,8 @@ class SimulationWorker(threading.Thread):
             if first:
                 self._fail(message)
             return False
+        self._crown = int(sim.crown_top())
+        self._external_load = None
         self._sim, self._preset = sim, preset
         self._generation += 1
         self._failure = None
@@ -515,6 +577,11 @@ class SimulationWorker(threading.Thread):
         self._sim.dt = self._base_dt / substeps
         self._step_cost = 0.0
 
+    def _do_external_load(self, provider) -> None:
+        if provider is None and self._external_load is not None:
+            self._external_load.release(self._sim)
+        self._external_load = provider
+
     def _do_call(self, function: Callable[[Any], None]) -> None:
         function(self._sim)
 
@@ -539,6 +606,7 @@ class SimulationWorker(threading.Thread):
             return
         if state != FAILED:
             self._snapshot = self._sim.snapshot()
+            self._probe = measure_probe(self._sim, self._crown)
         now = time.perf_counter()
         samples = self._samples
         if state == RUNNING:
@@ -553,7 +621,7 @@ class SimulationWorker(threading.Thread):
         self.latest = Frame(seq=self._seq, generation=self._generation, state=state,
                             preset=self._preset, tree=self._sim.tree, snapshot=self._snapshot,
                             settings=self._settings(), error=self._failure,
-                            realtime_factor=realtime, behind=behind)
+                            realtime_factor=realtime, behind=behind, probe=self._probe)
 
 
 def _compile_notice_module():

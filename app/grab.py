@@ -1,0 +1,279 @@
+"""Grab a branch: picking a limb on screen, and the spring that pulls it (no Qt, no vispy).
+
+The user presses the left button on a limb and drags. `GrabTool` (GUI thread,
+fed the canvas's mouse events by the main window) picks the limb drawn nearest
+the cursor (`pick_segment`) and hands a `GrabSpring` to the worker, which
+applies it before every step as an external load
+(`Simulation.set_external_loads`) until the button is released.
+
+The spring pulls the grabbed point (the point of the limb under the cursor when
+it was pressed, a fixed fraction `s` of the way from base to tip) toward the
+target (the point under the cursor on the plane through the grabbed point that
+faces the camera). A force F at that point is the force F at the limb's base
+plus the torque (p − base) × F.
+
+Stiffness: k = `PULL_FRACTION_STIFFNESS` × the tree's own static stiffness at
+the grabbed point in its softest direction (the joint springs from the root to
+the grabbed limb, each joint's rotation turning the point about that joint's
+base; gravity's geometric stiffness left out). So a twig and a trunk, a sapling
+and a giant, all follow the cursor about the same fraction of the way (2/3 for
+a factor of 2). A stiffness made from mass and height alone (m g / (0.1 H))
+leaves twigs, whose springs are stiff for their weight, nearly unmoved.
+The spring force is explicit (evaluated before each step, held during it), so
+its frequency on the grabbed limb's mass is capped: k ≤ m_eff (`MAX_SPRING_RATE` /
+dt)², m_eff = subtree mass / `EFFECTIVE_MASS_DIVISOR` (a rod turning about its base
+has a tip effective mass of m/3). A dashpot (damping ratio `SPRING_DAMPING_RATIO`
+on k and m_eff) acts on the grabbed point's velocity, so a pulled branch settles
+under the hand instead of ringing; on release only the tree's own damping is
+left and it swings back freely. The spring's pull is limited to the tree's
+weight (`MAX_FORCE_IN_WEIGHTS`; the dashpot acts on top): near the trunk, 2/3 of a long drag would otherwise
+take hundreds of kilonewtons and fold a young oak over, with a bending moment
+at its base ten times what breaks it.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+# Picking: a limb is grabbed if the cursor is within this many pixels of its drawn segment
+# (plus half its drawn width).
+PICK_TOLERANCE_PX = 10.0
+# The spring: this many times the tree's own stiffness at the grabbed point (the point then
+# goes k/(k + k_tree) = 2/3 of the way to the cursor, statically).
+PULL_FRACTION_STIFFNESS = 2.0
+# ω_spring · dt ≤ this (explicit spring force held over a step). Pulling every limb of sapling
+# and young_oak and 40 of giant by 0.1 H: steady at 1.0; at 1.5 young_oak's trunk rings.
+MAX_SPRING_RATE = 1.0
+EFFECTIVE_MASS_DIVISOR = 4.0
+SPRING_DAMPING_RATIO = 0.4
+MAX_FORCE_IN_WEIGHTS = 1.0  # the largest pull, in weights of the whole tree (m_total |g|)
+
+
+def pick_segment(start: np.ndarray, end: np.ndarray, cursor, half_width=0.0,
+                 tolerance: float = PICK_TOLERANCE_PX):
+    """The segment drawn nearest the cursor.
+
+    start, end : (N, 2) screen points of each segment's ends (px); NaN rows are skipped
+    (behind the camera). cursor : (2,) px. half_width : scalar or (N,) px, each segment's
+    drawn half width. Returns (index, fraction along the segment 0..1, distance px), or
+    None when no segment lies within `tolerance` px of its drawn edge.
+    """
+    start = np.asarray(start, dtype=float)
+    end = np.asarray(end, dtype=float)
+    cursor = np.asarray(cursor, dtype=float)
+    d = end - start
+    length2 = np.einsum("ij,ij->i", d, d)
+    along = np.einsum("ij,ij->i", cursor - start, d) / np.maximum(length2, 1e-12)
+    along = np.clip(np.nan_to_num(along, nan=0.0), 0.0, 1.0)
+    nearest = start + along[:, None] * d
+    distance = np.hypot(*(nearest - cursor).T)
+    reach = distance - np.broadcast_to(np.asarray(half_width, dtype=float), distance.shape)
+    reach = np.where(np.isfinite(reach), reach, np.inf)
+    if not len(reach):
+        return None
+    best = int(np.argmin(reach))
+    if reach[best] > tolerance:
+        return None
+    return best, float(along[best]), float(distance[best])
+
+
+def _skew(r: np.ndarray) -> np.ndarray:
+    """(M, 3, 3) cross-product matrices of (M, 3) vectors."""
+    out = np.zeros(r.shape[:-1] + (3, 3))
+    out[..., 0, 1], out[..., 0, 2] = -r[..., 2], r[..., 1]
+    out[..., 1, 0], out[..., 1, 2] = r[..., 2], -r[..., 0]
+    out[..., 2, 0], out[..., 2, 1] = -r[..., 1], r[..., 0]
+    return out
+
+
+def point_compliance(tree, C_IF: np.ndarray, base: np.ndarray, limb: int, point: np.ndarray,
+                     stiffness_scale: float = 1.0) -> np.ndarray:
+    """(3, 3) m/N: static displacement of `point` (m, inertial, on limb `limb`) per unit force
+    there, from the joint springs on the path root → limb (gravity's stiffness left out).
+
+    Joint j (spring s·K_j, child axes, C_IF[j] limb j → inertial) turns the point about
+    base[j] by C_IF[j] (s K_j)⁻¹ C_IF[j]ᵀ (r × F), r = point − base[j]; the point moves by
+    that rotation × r. Summed: Σ [r]ₓᵀ C (sK)⁻¹ Cᵀ [r]ₓ.
+    """
+    path = [limb] + tree.ancestors(limb)
+    path = np.array(path, dtype=np.int64)
+    C = C_IF[path]
+    K = stiffness_scale * tree.stiffness[path]
+    compliance_world = C @ np.linalg.inv(K) @ np.transpose(C, (0, 2, 1))
+    R = _skew(point[None, :] - base[path])
+    return np.einsum("mji,mjk,mkl->il", R, compliance_world, R)
+
+
+class GrabSpring:
+    """A spring from a material point of limb `limb` (fraction `s` from base to tip) to a
+    target point (m, inertial). Built on the GUI thread; everything else runs in the worker
+    (`apply` before each step, `set_target` through `worker.call`).
+
+    Read by the GUI for display (plain values, replaced whole): `force` N (magnitude of the
+    last force applied), `saturated` (it was the limit, `MAX_FORCE_IN_WEIGHTS`), `stiffness`
+    N/m (0 until the first step).
+    """
+
+    def __init__(self, limb: int, s: float, target: np.ndarray):
+        self.limb = int(limb)
+        self.s = float(np.clip(s, 0.0, 1.0))
+        self.target = np.array(target, dtype=float)
+        self.stiffness = 0.0
+        self.damping = 0.0
+        self.max_force = math.inf
+        self.saturated = False
+        self.force = 0.0
+        self._forces = None
+        self._torques = None
+        self._last_point = None
+        self._last_time = None
+
+    # -- worker thread ---------------------------------------------------------------------------
+
+    def set_target(self, target) -> None:
+        self.target = np.array(target, dtype=float)
+
+    def point(self, sim) -> tuple[np.ndarray, np.ndarray]:
+        """(grabbed point, limb base), m, inertial, in the simulation's current state."""
+        i = self.limb
+        base = sim.base[i]
+        tip = sim.tip[i]
+        return base + self.s * (tip - base), base
+
+    def _set_up(self, sim) -> None:
+        tree = sim.tree
+        n = tree.n
+        self._forces = np.zeros((n, 3))
+        self._torques = np.zeros((n, 3))
+        point, _ = self.point(sim)
+        compliance = point_compliance(tree, sim.C_IF, sim.base, self.limb, point,
+                                      sim.stiffness_scale)
+        softest = float(np.linalg.eigvalsh(0.5 * (compliance + compliance.T))[-1])
+        k_tree = 1.0 / max(softest, 1e-300)
+        mass = float(tree.mass[tree.subtree(self.limb)].sum()) / EFFECTIVE_MASS_DIVISOR
+        k_cap = mass * (MAX_SPRING_RATE / sim.dt) ** 2
+        self.stiffness = min(PULL_FRACTION_STIFFNESS * k_tree, k_cap)
+        self.damping = 2.0 * SPRING_DAMPING_RATIO * math.sqrt(self.stiffness * mass)
+        weight = float(tree.mass.sum()) * float(np.linalg.norm(sim.gravity))
+        self.max_force = MAX_FORCE_IN_WEIGHTS * weight if weight > 0 else math.inf
+
+    def apply(self, sim) -> None:
+        """Set the simulation's external loads to this spring's pull (before a step)."""
+        if self._forces is None or self._forces.shape[0] != sim.tree.n:
+            self._set_up(sim)
+        point, base = self.point(sim)
+        velocity = np.zeros(3)
+        if self._last_time is not None and sim.time > self._last_time:
+            velocity = (point - self._last_point) / (sim.time - self._last_time)
+        self._last_point, self._last_time = point, sim.time
+        pull = self.stiffness * (self.target - point)
+        size = float(np.linalg.norm(pull))
+        self.saturated = size > self.max_force
+        if self.saturated:  # the spring at its limit; the dashpot still damps
+            pull *= self.max_force / size
+        force = pull - self.damping * velocity
+        self._forces[self.limb] = force
+        self._torques[self.limb] = np.cross(point - base, force)
+        sim.set_external_loads(self._forces, self._torques)
+        self.force = float(np.linalg.norm(force))
+
+    def release(self, sim) -> None:
+        """Take the load off (the tree swings back)."""
+        n = sim.tree.n
+        sim.set_external_loads(np.zeros((n, 3)), np.zeros((n, 3)))
+        self.force = 0.0
+
+
+class GrabTool:
+    """The GUI side of grabbing (no Qt widgets touched: it talks to the canvas's verbs and
+    the worker's). The main window connects the canvas's mouse events to `press`, `move`
+    and `release`, and calls `follow(base, tip)` with every pose it draws.
+
+    Left button on a limb, no modifier: grab. The event is then blocked so the camera does
+    not also orbit; anything else passes through to the camera.
+    """
+
+    def __init__(self, canvas, worker_of, on_change=None):
+        self.canvas = canvas
+        self._worker_of = worker_of  # () → the current worker (it is replaced on a restart)
+        self._on_change = on_change or (lambda text: None)
+        self.enabled = True
+        self.spring: GrabSpring | None = None
+        self._plane_point = None
+        self._target = None
+        self._limb_name = ""
+
+    @property
+    def active(self) -> bool:
+        return self.spring is not None
+
+    def press(self, event) -> None:
+        if self.spring is not None:  # a second button while grabbing: keep the grab
+            event.blocked = True
+            return
+        if not self.enabled or event.button != 1 or event.modifiers:
+            return
+        picked = self.canvas.pick_limb(event.pos)
+        pose = self.canvas.tree.pose
+        if picked is None or pose is None:
+            return
+        limb, s = picked
+        base, tip = pose
+        point = base[limb] + s * (tip[limb] - base[limb])
+        self._plane_point = point
+        self._target = point.copy()
+        self.spring = GrabSpring(limb, s, point)
+        worker = self._worker_of()
+        tree = worker.latest.tree
+        self._limb_name = tree.names[limb] if tree is not None else f"limb {limb}"
+        worker.set_external_load(self.spring)
+        self.canvas.set_spring(point, point)
+        self._on_change(f"Pulling {self._limb_name}")
+        event.blocked = True
+
+    def move(self, event) -> None:
+        if self.spring is None:
+            return
+        target = self.canvas.unproject(event.pos, self._plane_point)
+        self._target = target
+        spring = self.spring
+        self._worker_of().call(lambda sim: spring.set_target(target))
+        pose = self.canvas.tree.pose
+        if pose is not None:
+            self.follow(*pose)
+        event.blocked = True
+
+    def release(self, event=None) -> None:
+        if self.spring is None:
+            return
+        self.cancel()
+        if event is not None:
+            event.blocked = True
+
+    def cancel(self) -> None:
+        """Let go (button released, simulation replaced, mode viewer opened)."""
+        if self.spring is None:
+            return
+        self.spring = None
+        self._worker_of().set_external_load(None)
+        self.canvas.set_spring(None)
+        self._on_change(None)
+
+    def follow(self, base: np.ndarray, tip: np.ndarray) -> None:
+        """Redraw the spring from the grabbed point of the limb as drawn to the target."""
+        spring = self.spring
+        if spring is None:
+            return
+        i = spring.limb
+        point = base[i] + spring.s * (tip[i] - base[i])
+        self.canvas.set_spring(point, self._target)
+        if spring.force > 0:
+            limit = " (the limit: the tree's weight)" if spring.saturated else ""
+            self._on_change(f"Pulling {self._limb_name}: {format_force(spring.force)}{limit}")
+
+
+def format_force(newtons: float) -> str:
+    """'12.3 N', '4.56 kN'."""
+    return f"{newtons / 1e3:.3g} kN" if abs(newtons) >= 1e3 else f"{newtons:.3g} N"
