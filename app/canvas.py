@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 import vispy
-from vispy import scene
+from vispy import gloo, scene
 from vispy.util import keys
 
 from .grab import pick_segment
@@ -98,12 +98,23 @@ def nice_step(span: float, count: int = 10) -> float:
     return 10.0 * power
 
 
+def _finish_gl(event=None) -> None:
+    """Wait for the GL frame to be drawn, without holding the GIL (see TreeCanvas)."""
+    gloo.gl.glFinish()
+
+
 class TreeCanvas:
     """Owns the SceneCanvas and everything drawn in it."""
 
     def __init__(self, size: tuple[int, int] = (900, 700), render_mode: str = LINES):
         configure_vispy()
-        self.canvas = scene.SceneCanvas(keys=None, bgcolor=SKY, size=size, show=False)
+        # autoswap=False: Qt's OpenGL widget presents the frame itself, and the glFinish after
+        # each draw goes through ctypes, which releases the GIL while llvmpipe rasterises;
+        # vispy's own swapBuffers would hold it and starve the simulation thread (measured:
+        # 0.54–0.72× → 0.76–0.98× real time on 10,000 limbs, same frame rate).
+        self.canvas = scene.SceneCanvas(keys=None, bgcolor=SKY, size=size, show=False,
+                                        autoswap=False)
+        self.canvas.events.draw.connect(_finish_gl, position="last")
         self.view = self.canvas.central_widget.add_view()
         self.view.camera = TreeCamera(up="+z", fov=FOV, elevation=ELEVATION, azimuth=AZIMUTH)
         self._ground = scene.visuals.Mesh(color=GROUND, parent=self.view.scene)

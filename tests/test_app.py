@@ -414,8 +414,10 @@ def test_preset_picker_lists_and_loads_shipped_presets(qtbot, open_window):
     index = names.index("two_limbs")
     picker.setCurrentIndex(index)
     picker.activated.emit(index)
-    qtbot.waitUntil(lambda: window.worker.simulation.tree.n == 2, timeout=10_000)
-    assert window.preset.name == load_preset("two_limbs").name
+    # The worker swaps the simulation before the window handles its "loaded" event: wait for both.
+    expected = load_preset("two_limbs").name
+    qtbot.waitUntil(lambda: window.worker.simulation.tree.n == 2
+                    and window.preset.name == expected, timeout=10_000)
 
 
 # -- robustness ---------------------------------------------------------------------------------
