@@ -273,10 +273,20 @@ def test_mode_viewer_lists_the_modes_and_animates_mode_1(qtbot, open_window):
 
 # -- export ----------------------------------------------------------------------------------------
 
+def read_png(path: str) -> np.ndarray:
+    """(H, W, 4) uint8 RGBA of a PNG, read with Qt (vispy's reader needs Pillow)."""
+    from PyQt6.QtGui import QImage
+
+    image = QImage(path).convertToFormat(QImage.Format.Format_RGBA8888)
+    assert not image.isNull(), path
+    bits = image.constBits()
+    bits.setsize(image.sizeInBytes())
+    rows = np.frombuffer(bits, np.uint8).reshape(image.height(), image.bytesPerLine())
+    return rows[:, :4 * image.width()].reshape(image.height(), image.width(), 4).copy()
+
+
 def test_export_image_writes_a_png_of_the_requested_size(qtbot, open_window, tmp_path,
                                                          monkeypatch):
-    from vispy.io import read_png
-
     window = open_window(sapling())
     path = tmp_path / "tree.png"
     asked = []
