@@ -23,6 +23,7 @@ from PyQt6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, QMa
                              QMessageBox, QScrollArea, QSizePolicy, QSplitter)
 
 from treedyn_core.errors import TreedynError
+from treedyn_core.expand import expanded_data
 from treedyn_core.preset import load_preset, save_preset, shipped_presets
 from treedyn_core.simulation import INTEGRATORS, MODELS
 
@@ -535,6 +536,13 @@ class MainWindow(QMainWindow):
         data["wind"]["direction_deg"] = c.wind_direction.value() % 360.0
         data["wind"]["turbulence_intensity"] = c.turbulence.value() / 100.0
         data["simulation"]["model"] = c.model.currentText()
+        sim = self.worker.simulation
+        if (sim is not None and sim.prestressed
+                and sim.prestress_stiffness_scale != data["tuning"]["stiffness_scale"]):
+            # The stiffness moved since the prestress was computed: bake the springs' rest
+            # rotations in force (explicit limbs, prestress: false) so the file loads to the
+            # same, sagged or sprung, tree (DESIGN §6).
+            data = expanded_data(data, sim.tree, sim.spring_C_rel.copy())
         return data
 
     def _preset_picked(self, index: int) -> None:

@@ -52,3 +52,20 @@ def test_prestress_follows_the_stiffness_scale_at_reset():
     sim.set_stiffness_scale(0.5)
     sim.reset()
     assert _largest_motion(sim) < STILL * sim.tree.height
+
+
+def test_saved_after_softening_loads_to_the_same_simulation(tmp_path):
+    """DESIGN §6: the prestress is not recomputed when the stiffness moves; a save bakes the
+    springs' rest rotations in force in, so the file runs like the live simulation."""
+    from treedyn_core.preset import save_preset
+
+    sim = Simulation(load_preset("young_oak"))
+    sim.set_stiffness_scale(0.5)
+    path = tmp_path / "softened.yaml"
+    save_preset(sim.preset_data(), path)
+    loaded = Simulation(load_preset(path))
+    assert loaded.data["simulation"]["prestress"] is False
+    sim.step(240)
+    loaded.step(240)
+    assert np.abs(loaded.tip - sim.tip).max() <= 1e-9 * sim.tree.height
+    assert np.abs(sim.tip - sim.tree.rest_tip).max() > SAGS * sim.tree.height  # it did sag

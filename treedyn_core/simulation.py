@@ -9,6 +9,8 @@ code; `snapshot()` returns a cheap read-only copy for display.
 
 from __future__ import annotations
 
+import copy
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,7 +26,7 @@ from .reference_integrator import DEFAULT_ATOL, DEFAULT_RTOL, dop853_steps
 from .seed_model import SeedDynamics, seed_prestressed_spring_rotations
 from .stability import RK4_STABILITY, SAFETY, fastest_rate
 from .tree import Tree, build_tree
-from .wind import WindField
+from .wind import DIRECTION, INTENSITY, SPEED, TARGET, WindField
 
 INTEGRATORS = ("implicit", "rk4", "dop853")
 MODELS = ("articulated", "seed")
@@ -132,6 +134,24 @@ class Simulation:
                         np.array(entry["angular_velocity"], dtype=float)))
         return out
 
+    def preset_data(self) -> dict:
+        """A complete preset dict that loads to this simulation: the preset's data with the
+        settings in force, and — when the stiffness scale moved since the prestress was
+        computed — the spring rest rotations in force baked in as explicit limbs with
+        ``prestress: false`` (DESIGN §6: a saved preset loads to the same simulation)."""
+        from .expand import expanded_data
+
+        data = copy.deepcopy(self.data)
+        data["tuning"].update(stiffness_scale=self.stiffness_scale,
+                              damping_scale=self.damping_scale)
+        data["wind"].update(speed=self.wind.state[SPEED + TARGET],
+                            direction_deg=self.wind.state[DIRECTION + TARGET] % 360.0,
+                            turbulence_intensity=self.wind.state[INTENSITY + TARGET])
+        data["simulation"].update(model=self.model, dt=self.dt)
+        if self.prestressed and self.prestress_stiffness_scale != self.stiffness_scale:
+            data = expanded_data(data, self.tree, self.spring_C_rel)
+        return data
+
     @property
     def prestressed(self) -> bool:
         """The spring rest rotations are computed (prestress on, none given in the preset)."""
@@ -172,6 +192,7 @@ class Simulation:
             solve = (seed_prestressed_spring_rotations if self._seed is not None
                      else prestressed_spring_rotations)
             self.spring_C_rel = solve(self.tree, self.gravity, self.stiffness_scale)
+            self.prestress_stiffness_scale = self.stiffness_scale
         else:
             self.spring_C_rel = self.tree.spring_C_rel.copy()
         R = self.tree.rest_C_rel.copy()
