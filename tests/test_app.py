@@ -7,7 +7,6 @@ QFileDialog / QMessageBox monkeypatched, so nothing modal blocks.
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import math
 import time
@@ -19,7 +18,6 @@ import pytest
 from PyQt6.QtCore import QSettings, Qt, QTimer
 from PyQt6.QtWidgets import QFileDialog, QMessageBox
 
-import app.main_window as main_window_module
 from app import main as app_main
 from app.controls import beaufort
 from app.main_window import PREPARING_TEXT, MainWindow
@@ -517,17 +515,6 @@ def test_run_refuses_an_invalid_preset_with_one_line(capsys):
     assert app_main.run("no_such_tree_anywhere") == 2
     err = capsys.readouterr().err
     assert err.startswith("treedyn: ") and err.count("\n") == 1
-
-
-def test_worker_knows_nothing_of_qt_or_vispy():
-    source = Path(main_window_module.__file__).with_name("worker.py").read_text()
-    imported = set()
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            imported |= {alias.name.split(".")[0] for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            imported.add(node.module.split(".")[0])
-    assert not imported & {"PyQt6", "PyQt5", "PySide6", "vispy"}
 
 
 def test_beaufort_names():

@@ -310,6 +310,20 @@ def composite_bodies(parent, mass, com_offset, inertia_com, C_IF, base, sub_m, s
             sub_h[p, r] += h[r] + m * s[r]
 
 
+@kernel(inline="always")
+def _to_joint_axes(X, C_j, C_i, diagonal, T, out):
+    """out = C_jᵀ X C_i (a block from inertial to the joints' axes), symmetrised on the
+    diagonal (where round-off would otherwise leave it a few ulps from symmetric)."""
+    la.matmul(X, C_i, T)
+    la.matmul_tn(C_j, T, out)
+    if diagonal:
+        for r in range(3):
+            for c in range(r + 1, 3):
+                v = 0.5 * (out[r, c] + out[c, r])
+                out[r, c] = v
+                out[c, r] = v
+
+
 @kernel
 def _mass_blocks(pair_node, pair_anc, C_IF, base, sub_h, sub_J, out):
     """CRBA (RBDA §6.2) about the joints: M[j, i] = C_jᵀ (J_i − d^× h_i^×) C_i, j an ancestor of
@@ -329,14 +343,7 @@ def _mass_blocks(pair_node, pair_anc, C_IF, base, sub_h, sub_J, out):
             for c in range(3):
                 X[r, c] = sub_J[i, r, c] - h[r] * d[c]
             X[r, r] += dh
-        la.matmul(X, C_IF[i], T)
-        la.matmul_tn(C_IF[j], T, out[p])
-        if i == j:
-            for r in range(3):
-                for c in range(r + 1, 3):
-                    v = 0.5 * (out[p, r, c] + out[p, c, r])
-                    out[p, r, c] = v
-                    out[p, c, r] = v
+        _to_joint_axes(X, C_IF[j], C_IF[i], i == j, T, out[p])
 
 
 @kernel
@@ -359,14 +366,7 @@ def _gravity_blocks(pair_node, pair_anc, C_IF, sub_h, g, out):
                 else:
                     X[r, c] = -h[r] * g[c]
             X[r, r] += gh
-        la.matmul(X, C_IF[i], T)
-        la.matmul_tn(C_IF[j], T, out[p])
-        if i == j:
-            for r in range(3):
-                for c in range(r + 1, 3):
-                    v = 0.5 * (out[p, r, c] + out[p, c, r])
-                    out[p, r, c] = v
-                    out[p, c, r] = v
+        _to_joint_axes(X, C_IF[j], C_IF[i], i == j, T, out[p])
 
 
 # -- the spring's exact second variation ---------------------------------------------------------
