@@ -186,6 +186,11 @@ class TreeVisual:
         limb's anchor point; shaded lighter where they face up, as under the sky."""
         leaf_area = np.asarray(tree.leaf_area, dtype=float)
         leafy = np.flatnonzero(leaf_area > 0)
+        if len(leafy) > MAX_FOLIAGE_TRIANGLES:
+            # Over the budget: an evenly spread subset of the leafy limbs, each drawn with
+            # proportionally more foliage, so the crown looks as full at one triangle each.
+            leaf_area = leaf_area * (len(leafy) / MAX_FOLIAGE_TRIANGLES)
+            leafy = leafy[np.linspace(0, len(leafy) - 1, MAX_FOLIAGE_TRIANGLES).astype(int)]
         per_limb = int(np.clip(MAX_FOLIAGE_TRIANGLES // max(len(leafy), 1), 1,
                                MAX_TRIANGLES_PER_LIMB))
         self._leaf_index = leafy
