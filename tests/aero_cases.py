@@ -49,11 +49,6 @@ def small_tree_data(*, wind, leaf_scale=1.0, **sections) -> dict:
     return preset_data(generator=generator, material=SMALL_TREE_MATERIAL, wind=wind, **sections)
 
 
-def crown_top(sim: Simulation) -> int:
-    """Index of the limb whose tip is highest at rest (breadth-first order)."""
-    return int(np.argmax(sim.tree.rest_tip[:, 2]))
-
-
 def cylinder_factor(wind: dict, radius: float, length: float) -> float:
     """½ ρ C_d (2 r L), N s²/m², of a limb in the preset's `wind` section."""
     return 0.5 * wind["air_density"] * wind["drag_coefficient"] * 2.0 * radius * length
@@ -83,7 +78,7 @@ def run_to_steady(sim: Simulation, duration: float, check: float
     """Step `duration` s, then `check` s more. Returns the crown top's displacement from rest
     (3,) m and the mean displacement of all tips (3,) m at the end, and how far the crown top
     moved during the check (m)."""
-    top = crown_top(sim)
+    top = sim.crown_top()
     rest = sim.tip.copy()
     sim.step(int(round(duration / sim.dt)))
     before = sim.tip[top].copy()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 
-from treedyn_core import schema
 from treedyn_core.preset import validate
 
 
@@ -18,11 +17,3 @@ def preset_data(limbs: list[dict] | None = None, generator: dict | None = None,
     for key, value in sections.items():
         raw[key] = copy.deepcopy(value)
     return validate(raw, "<test>")
-
-
-def still_air(**simulation) -> dict:
-    """Sections for a run without wind (and optional simulation settings)."""
-    return {"wind": {"speed": 0.0}, "simulation": simulation}
-
-
-__all__ = ["preset_data", "still_air", "schema"]

@@ -19,7 +19,6 @@ import numpy as np
 import pytest
 
 from aero_cases import (
-    crown_top,
     cylinder_factor,
     foliage_factor,
     midpoint_velocities,
@@ -413,7 +412,7 @@ def test_shipped_preset_in_a_storm_is_finite_and_sways(name, duration):
     data["wind"].update(STORM)
     data["simulation"].update(integrator="implicit", dt=STORM_DT)
     sim = Simulation.from_data(data)
-    top = crown_top(sim)
+    top = sim.crown_top()
     rest = sim.tip[top].copy()
     per_sample = int(round(SAMPLE_EVERY / STORM_DT))
     shifts = []
@@ -485,7 +484,7 @@ def test_a_tree_at_rest_in_still_air_stays_at_rest():
     sim = Simulation.from_data(small_tree_data(
         wind={"speed": 0.0, "turbulence_intensity": 0.3, "vogel_exponent": -0.6},
         simulation={"dt": STILL_DT}))
-    top = crown_top(sim)
+    top = sim.crown_top()
     rest = sim.tip[top].copy()
     sim.step(int(round(1.0 / STILL_DT)))
     # Prestress holds the rest pose to round-off: rates stay ~1e-13 rad/s without drag.

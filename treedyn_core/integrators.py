@@ -86,7 +86,8 @@ def _dynamics(model, q, v, ext_force, ext_torque, k_scale, c_scale, implicit_h, 
 
 
 @kernel
-def _first_non_finite(v):
+def first_non_finite(v):
+    """Index of the first limb whose rates (N, 3) hold a non-finite value, or −1."""
     for i in range(v.shape[0]):
         for r in range(3):
             if not math.isfinite(v[i, r]):
@@ -104,7 +105,7 @@ def implicit_steps(n_steps, h, theta_m, model, q, v, ext_force, ext_torque, k_sc
     vdot = w[-1]
     for step in range(n_steps):
         _dynamics(model, q, v, ext_force, ext_torque, k_scale, c_scale, theta_m * h, w, air)
-        bad = _first_non_finite(vdot)
+        bad = first_non_finite(vdot)
         if bad >= 0:
             return step, bad
         for i in range(q.shape[0]):
@@ -138,7 +139,7 @@ def rk4_steps(n_steps, h, model, q, v, ext_force, ext_torque, k_scale, c_scale, 
                 for r in range(3):
                     vs[i, r] = v0[i, r] + (a * kv[stage - 1, i, r] if stage > 0 else 0.0)
             _dynamics(model, qs, vs, ext_force, ext_torque, k_scale, c_scale, 0.0, w, air)
-            bad = _first_non_finite(vdot)
+            bad = first_non_finite(vdot)
             if bad >= 0:
                 q[:] = q0
                 v[:] = v0

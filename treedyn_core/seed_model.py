@@ -57,6 +57,7 @@ import numpy as np
 from . import linalg3 as la
 from .aero import drag_loads, midpoints
 from .errors import TreedynError
+from .integrators import first_non_finite
 from .joints import error_rotation_vector, gravity_stiffness_psd
 from .kernel import kernel
 from .so3 import exp_many, quat_advance, quat_from_matrix, quat_rate, quat_to_matrix_into
@@ -127,15 +128,6 @@ def _quat_conj_mul_into(a, b, out):
     out[1] = x * s
     out[2] = y * s
     out[3] = z * s
-
-
-@kernel
-def _first_non_finite(rates):
-    for i in range(rates.shape[0]):
-        for r in range(3):
-            if not math.isfinite(rates[i, r]):
-                return i
-    return -1
 
 
 # -- joint state ↔ absolute state ---------------------------------------------------------------
@@ -435,7 +427,7 @@ def seed_implicit_steps(n_steps, h, theta_m, model, qa, omega, ext_torque, k_sca
     omega_dot = w[-1]
     for step in range(n_steps):
         seed_accelerations(model, qa, omega, ext_torque, k_scale, c_scale, theta_m * h, w, air)
-        bad = _first_non_finite(omega_dot)
+        bad = first_non_finite(omega_dot)
         if bad >= 0:
             return step, bad
         for i in range(qa.shape[0]):
@@ -468,7 +460,7 @@ def seed_rk4_steps(n_steps, h, model, qa, omega, ext_torque, k_scale, c_scale, w
                 for r in range(3):
                     ws[i, r] = w0[i, r] + (a * kw[stage - 1, i, r] if stage > 0 else 0.0)
             seed_accelerations(model, qs, ws, ext_torque, k_scale, c_scale, 0.0, w, air)
-            bad = _first_non_finite(omega_dot)
+            bad = first_non_finite(omega_dot)
             if bad >= 0:
                 qa[:] = qa0
                 omega[:] = w0

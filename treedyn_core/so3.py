@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
 from .kernel import kernel
 
 # Below this angle (rad) the closed forms lose digits; Taylor series are exact to round-off there.
@@ -20,14 +21,6 @@ _SMALL = 1e-4
 _SERIES_LIMIT = 0.1
 # Above this angle (rad) log() takes the axis from the symmetric part, which stays accurate at π.
 _NEAR_PI = 3.0
-
-
-@kernel
-def hat(w):
-    """The cross-product matrix w^× (3, 3) of a 3-vector w."""
-    out = np.empty((3, 3))
-    hat_into(w, out)
-    return out
 
 
 @kernel(inline="always")
@@ -42,16 +35,6 @@ def hat_into(w, out):
     out[2, 0] = -w[1]
     out[2, 1] = w[0]
     out[2, 2] = 0.0
-
-
-@kernel
-def vee(S):
-    """The 3-vector of the skew part of S: (S − Sᵀ)/2 = vee(S)^×."""
-    out = np.empty(3)
-    out[0] = 0.5 * (S[2, 1] - S[1, 2])
-    out[1] = 0.5 * (S[0, 2] - S[2, 0])
-    out[2] = 0.5 * (S[1, 0] - S[0, 1])
-    return out
 
 
 @kernel
@@ -130,7 +113,8 @@ def right_jacobian(theta):
     else:
         a = (1.0 - math.cos(phi)) / phi2
         b = (phi - math.sin(phi)) / (phi2 * phi)
-    T = hat(theta)
+    T = np.empty((3, 3))
+    hat_into(theta, T)
     T2 = T @ T
     out = np.eye(3)
     for i in range(3):
@@ -148,40 +132,13 @@ def right_jacobian_inverse(theta):
         b = 1.0 / 12.0 + phi2 / 720.0
     else:
         b = 1.0 / phi2 - (1.0 + math.cos(phi)) / (2.0 * phi * math.sin(phi))
-    T = hat(theta)
+    T = np.empty((3, 3))
+    hat_into(theta, T)
     T2 = T @ T
     out = np.eye(3)
     for i in range(3):
         for j in range(3):
             out[i, j] += 0.5 * T[i, j] + b * T2[i, j]
-    return out
-
-
-@kernel
-def quat_multiply(q, p):
-    """Hamilton product q ⊗ p of quaternions [w, x, y, z]."""
-    out = np.empty(4)
-    out[0] = q[0] * p[0] - q[1] * p[1] - q[2] * p[2] - q[3] * p[3]
-    out[1] = q[0] * p[1] + q[1] * p[0] + q[2] * p[3] - q[3] * p[2]
-    out[2] = q[0] * p[2] - q[1] * p[3] + q[2] * p[0] + q[3] * p[1]
-    out[3] = q[0] * p[3] + q[1] * p[2] - q[2] * p[1] + q[3] * p[0]
-    return out
-
-
-@kernel
-def quat_exp(theta):
-    """Unit quaternion of the rotation vector theta (rad)."""
-    phi = math.sqrt(theta[0] * theta[0] + theta[1] * theta[1] + theta[2] * theta[2])
-    out = np.empty(4)
-    if phi < _SMALL:
-        s = 0.5 - phi * phi / 48.0  # sin(φ/2)/φ
-        out[0] = 1.0 - phi * phi / 8.0
-    else:
-        s = math.sin(0.5 * phi) / phi
-        out[0] = math.cos(0.5 * phi)
-    out[1] = s * theta[0]
-    out[2] = s * theta[1]
-    out[3] = s * theta[2]
     return out
 
 
