@@ -47,7 +47,7 @@ def _production(tree, R, v, tau, force, torque, K, C, armature_k=0.0, armature_c
                               armature_k, armature_c, gravity_theta_h, w.drag_jacobian, w.lever,
                               0.0, w.IA_A, w.IA_B, w.IA_C,
                               w.pA_w, w.pA_f, w.c_w, w.c_f, w.D_inv, w.u, w.acc_w, w.acc_f,
-                              w.sub_m, w.sub_h, w.sub_fw, w.sub_fh, w.sub_f, w.tmp, w.vec,
+                              w.sub_m, w.sub_h, w.sub_fw, w.sub_fh, w.sub_f,
                               w.vdot)
     return w
 

@@ -175,8 +175,8 @@ def test_implicit_tree_solve_matches_dense():
             blocks["G"][s, 3 * p:3 * p + 3] = -R[i].T
         blocks["K"][s, s] = 2.0 * sim.stiffness_scale * tree.stiffness[i]
         blocks["C"][s, s] = sim.damping_scale * tree.damping[i]
-        K_g = np.zeros((3, 3))
-        gravity_stiffness_psd(tree.mass[i], C_IF[i] @ tree.com_offset[i], sim.gravity, K_g)
+        K_g = np.reshape(gravity_stiffness_psd(tree.mass[i], C_IF[i] @ tree.com_offset[i],
+                                               sim.gravity), (3, 3))
         blocks["Kg"][s, s] = C_IF[i].T @ K_g @ C_IF[i]
         f[i] -= np.cross(seed.omega[i], sim.inertia_base[i] @ seed.omega[i])
     G = blocks["G"]

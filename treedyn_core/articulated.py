@@ -26,7 +26,8 @@ from .kernel import kernel
 
 from . import linalg3 as la
 from .joints import gravity_stiffness_psd
-from .so3 import hat_into, quat_to_matrix_into
+from .so3 import quat_to_matrix_into
+from . import mat3 as m3
 
 
 class Workspace:
@@ -67,7 +68,6 @@ class Workspace:
         self.total_force = np.zeros((n, 3))   # N, external + aerodynamic
         self.total_torque = np.zeros((n, 3))  # N m
         self.vdot = np.zeros((n, 3))          # rad/s², joint accelerations, child axes
-        self.tmp = np.zeros((11, 3, 3))
         self.vec = np.zeros((8, 3))
 
 
@@ -105,15 +105,11 @@ def forward_kinematics(parent, base_offset, q, v, R_rel, C_IF, base, omega, base
 
 
 @kernel(inline="always")
-def _add_implicit_stiffness(K, theta_h, omega_rel, D, tau, scratch):
-    """Make a joint stiffness K (3, 3), inertial axes, implicit in the θ-method: D += (θh)² K
-    and tau −= θh K omega_rel."""
-    la.matvec(K, omega_rel, scratch)
-    h2 = theta_h * theta_h
-    for r in range(3):
-        tau[r] -= theta_h * scratch[r]
-        for s in range(3):
-            D[r, s] += h2 * K[r, s]
+def _implicit_stiffness(K, theta_h, omega_rel, D, tau):
+    """A joint stiffness K (inertial axes) made implicit in the θ-method: returns
+    (D + (θh)² K, tau − θh K omega_rel)."""
+    return (m3.add(D, m3.scale(theta_h * theta_h, K)),
+            m3.vsub(tau, m3.vscale(theta_h, m3.matvec(K, omega_rel))))
 
 
 @kernel
@@ -121,7 +117,7 @@ def articulated_accelerations(parent, mass, com_offset, inertia_base, stiffness,
                               C_IF, base, omega, omega_rel, tau, gravity, ext_force, ext_torque,
                               armature_k, armature_c, gravity_theta_h, drag_jacobian, drag_lever,
                               drag_theta_h, IA_A, IA_B, IA_C, pA_w, pA_f, c_w, c_f, D_inv, u,
-                              acc_w, acc_f, sub_m, sub_h, sub_fw, sub_fh, sub_f, tmp, vec, vdot):
+                              acc_w, acc_f, sub_m, sub_h, sub_fw, sub_fh, sub_f, vdot):
     """Joint accelerations vdot (N, 3), rad/s², child axes: RBDA Table 7.1 in base-point coordinates.
 
     tau (N, 3) N m joint torques (child axes); inertia_base (N, 3, 3) kg m² about the base, limb
@@ -134,182 +130,136 @@ def articulated_accelerations(parent, mass, com_offset, inertia_base, stiffness,
     the PSD part of the loads' geometric stiffness (ext_force applied at base + drag_lever,
     gathered per subtree like gravity's, about the subtree's force-weighted centre), implicit
     like gravity's: a large drag on a light limb is a stiff "weathervane" spring.
+
+    The 6×6 articulated inertia of limb i is [IA_A, IA_B; IA_Bᵀ, IA_C] (3×3 blocks), its bias
+    force [pA_w; pA_f]; the joint's motion subspace is S = [1; 0] (rotations about the base).
     """
     n = parent.shape[0]
-    I_w = tmp[0]
-    arm = tmp[1]
-    AD = tmp[2]
-    DB = tmp[3]
-    d_hat = tmp[4]
-    T1 = tmp[5]
-    T2 = tmp[6]
-    T3 = tmp[7]
-    Aa = tmp[8]
-    Ba = tmp[9]
-    Ca = tmp[10]
-    mc = vec[0]
-    w_tmp = vec[1]
-    Du = vec[2]
-    d = vec[3]
-    tau_w = vec[4]
-    pa_w = vec[5]
-    pa_f = vec[6]
+    g = m3.vload(gravity)
 
     # Pass 1 (outward order, independent per limb): rigid-body inertias and bias forces.
     for i in range(n):
-        la.congruence(C_IF[i], inertia_base[i], IA_A[i])
-        la.matvec(C_IF[i], com_offset[i], mc)
+        C = m3.load(C_IF[i])
+        w = m3.vload(omega[i])
         m = mass[i]
-        for r in range(3):
-            mc[r] *= m
-        hat_into(mc, IA_B[i])
-        for r in range(3):
-            for s in range(3):
-                IA_C[i, r, s] = 0.0
-            IA_C[i, r, r] = m
+        A = m3.congruence(C, m3.load(inertia_base[i]))
+        mc = m3.vscale(m, m3.matvec(C, m3.vload(com_offset[i])))   # first moment about the base
+        B = m3.hat(mc)
+        Cm = m3.diagonal(m)
         # pA = [ω × I ω; ω × (ω × m c)] − f_ext
-        la.matvec(IA_A[i], omega[i], w_tmp)
-        la.cross(omega[i], w_tmp, pA_w[i])
-        la.cross(omega[i], mc, w_tmp)
-        la.cross(omega[i], w_tmp, pA_f[i])
-        for r in range(3):
-            pA_w[i, r] -= ext_torque[i, r]
-            pA_f[i, r] -= ext_force[i, r]
-            sub_h[i, r] = m * base[i, r] + mc[r]
+        p_w = m3.vsub(m3.cross(w, m3.matvec(A, w)), m3.vload(ext_torque[i]))
+        p_f = m3.vsub(m3.cross(w, m3.cross(w, mc)), m3.vload(ext_force[i]))
         sub_m[i] = m
+        m3.vstore(m3.vadd(m3.vscale(m, m3.vload(base[i])), mc), sub_h[i])
         if drag_theta_h > 0.0:
-            hat_into(drag_lever[i], d_hat)
-            la.matmul(d_hat, drag_jacobian[i], T1)  # ρ^× D
-            la.matmul(T1, d_hat, T2)                # ρ^× D ρ^×
-            for r in range(3):
-                for s in range(3):
-                    IA_A[i, r, s] -= drag_theta_h * T2[r, s]
-                    IA_B[i, r, s] += drag_theta_h * T1[r, s]
-                    IA_C[i, r, s] += drag_theta_h * drag_jacobian[i, r, s]
+            rho = m3.vload(drag_lever[i])
+            Dj = m3.load(drag_jacobian[i])
+            rho_D = m3.mul(m3.hat(rho), Dj)                                  # ρ^× D
+            A = m3.sub(A, m3.scale(drag_theta_h, m3.mul_hat(rho_D, rho)))    # − θh ρ^× D ρ^×
+            B = m3.add(B, m3.scale(drag_theta_h, rho_D))
+            Cm = m3.add(Cm, m3.scale(drag_theta_h, Dj))
             # Gravity enters as the ground acceleration −g, which would give the added inertia
             # a weight: cancel it (pA += θh Lᵀ D L [0; g] = θh [ρ × D g; D g]).
-            la.matvec(drag_jacobian[i], gravity, w_tmp)
-            la.cross(drag_lever[i], w_tmp, Du)
-            for r in range(3):
-                pA_f[i, r] += drag_theta_h * w_tmp[r]
-                pA_w[i, r] += drag_theta_h * Du[r]
-            weight = math.sqrt(ext_force[i, 0] ** 2 + ext_force[i, 1] ** 2 + ext_force[i, 2] ** 2)
+            Dg = m3.matvec(Dj, g)
+            p_f = m3.vadd(p_f, m3.vscale(drag_theta_h, Dg))
+            p_w = m3.vadd(p_w, m3.vscale(drag_theta_h, m3.cross(rho, Dg)))
+            F = m3.vload(ext_force[i])
+            weight = math.sqrt(m3.dot(F, F))
             sub_fw[i] = weight
-            for r in range(3):
-                sub_fh[i, r] = weight * (base[i, r] + drag_lever[i, r])
-                sub_f[i, r] = ext_force[i, r]
+            m3.vstore(m3.vscale(weight, m3.vadd(m3.vload(base[i]), rho)), sub_fh[i])
+            m3.vstore(F, sub_f[i])
+        m3.store(A, IA_A[i])
+        m3.store(B, IA_B[i])
+        m3.store(Cm, IA_C[i])
+        m3.vstore(p_w, pA_w[i])
+        m3.vstore(p_f, pA_f[i])
         p = parent[i]
         if p < 0:
-            for r in range(3):
-                c_w[i, r] = 0.0
-                c_f[i, r] = 0.0
+            m3.vstore((0.0, 0.0, 0.0), c_w[i])
+            m3.vstore((0.0, 0.0, 0.0), c_f[i])
         else:
-            la.cross(omega[p], omega_rel[i], c_w[i])
-            for r in range(3):
-                d[r] = base[i, r] - base[p, r]
-            la.cross(omega[p], d, w_tmp)
-            la.cross(omega[p], w_tmp, c_f[i])
+            w_p = m3.vload(omega[p])
+            d = m3.vsub(m3.vload(base[i]), m3.vload(base[p]))
+            m3.vstore(m3.cross(w_p, m3.vload(omega_rel[i])), c_w[i])
+            m3.vstore(m3.cross(w_p, m3.cross(w_p, d)), c_f[i])
 
     # Pass 2 (inward): articulated inertias IA and bias forces pA.
     for i in range(n - 1, -1, -1):
-        p = parent[i]
-        for r in range(3):
-            for s in range(3):
-                arm[r, s] = armature_k * stiffness[i, r, s] + armature_c * damping[i, r, s]
-        la.congruence(C_IF[i], arm, I_w)  # armature, inertial axes
-        la.matvec(C_IF[i], tau[i], tau_w)
+        C = m3.load(C_IF[i])
+        b = m3.vload(base[i])
+        w_rel = m3.vload(omega_rel[i])
+        arm = m3.add(m3.scale(armature_k, m3.load(stiffness[i])),
+                     m3.scale(armature_c, m3.load(damping[i])))
+        D = m3.congruence(C, arm)            # the joint's armature, inertial axes
+        tau_w = m3.matvec(C, m3.vload(tau[i]))
         if gravity_theta_h > 0.0:
-            inv_m = 1.0 / sub_m[i]
-            for r in range(3):
-                d[r] = sub_h[i, r] * inv_m - base[i, r]
-            gravity_stiffness_psd(sub_m[i], d, gravity, T2)
-            _add_implicit_stiffness(T2, gravity_theta_h, omega_rel[i], I_w, tau_w, w_tmp)
+            rho = m3.vsub(m3.vscale(1.0 / sub_m[i], m3.vload(sub_h[i])), b)
+            D, tau_w = _implicit_stiffness(gravity_stiffness_psd(sub_m[i], rho, g),
+                                           gravity_theta_h, w_rel, D, tau_w)
         if drag_theta_h > 0.0 and sub_fw[i] > 0.0:
-            inv_w = 1.0 / sub_fw[i]
-            for r in range(3):
-                d[r] = sub_fh[i, r] * inv_w - base[i, r]
-            gravity_stiffness_psd(1.0, d, sub_f[i], T2)
-            _add_implicit_stiffness(T2, drag_theta_h, omega_rel[i], I_w, tau_w, w_tmp)
-        for r in range(3):
-            for s in range(3):
-                I_w[r, s] += IA_A[i, r, s]  # D = Sᵀ IA S + armature
-            u[i, r] = tau_w[r] - pA_w[i, r]
-        la.inverse_symmetric(I_w, D_inv[i])
+            rho = m3.vsub(m3.vscale(1.0 / sub_fw[i], m3.vload(sub_fh[i])), b)
+            D, tau_w = _implicit_stiffness(gravity_stiffness_psd(1.0, rho, m3.vload(sub_f[i])),
+                                           drag_theta_h, w_rel, D, tau_w)
+        A = m3.load(IA_A[i])
+        D_i = m3.inverse_symmetric(m3.add(D, A))   # D = Sᵀ IA S + armature
+        u_i = m3.vsub(tau_w, m3.vload(pA_w[i]))
+        m3.store(D_i, D_inv[i])
+        m3.vstore(u_i, u[i])
+        p = parent[i]
         if p < 0:
             continue
         sub_m[p] += sub_m[i]
-        for r in range(3):
-            sub_h[p, r] += sub_h[i, r]
+        m3.vadd_into(m3.vload(sub_h[i]), sub_h[p])
         if drag_theta_h > 0.0:
             sub_fw[p] += sub_fw[i]
-            for r in range(3):
-                sub_fh[p, r] += sub_fh[i, r]
-                sub_f[p, r] += sub_f[i, r]
-        A = IA_A[i]
-        B = IA_B[i]
-        C = IA_C[i]
-        la.matmul(A, D_inv[i], AD)
-        la.matmul(D_inv[i], B, DB)
-        la.matvec(D_inv[i], u[i], Du)
+            m3.vadd_into(m3.vload(sub_fh[i]), sub_fh[p])
+            m3.vadd_into(m3.vload(sub_f[i]), sub_f[p])
+        B = m3.load(IA_B[i])
         # Ia = IA − U D⁻¹ Uᵀ with U = [A; Bᵀ]: blocks A − A D⁻¹ A, B − A D⁻¹ B, C − Bᵀ D⁻¹ B.
-        la.matmul_symmetric(AD, A, T1)
-        la.matmul(AD, B, T2)
-        la.matmul_tn_symmetric(B, DB, T3)
-        for r in range(3):
-            for s in range(3):
-                Aa[r, s] = A[r, s] - T1[r, s]
-                Ba[r, s] = B[r, s] - T2[r, s]
-                Ca[r, s] = C[r, s] - T3[r, s]
+        AD = m3.mul(A, D_i)
+        DB = m3.mul(D_i, B)
+        Du = m3.matvec(D_i, u_i)
+        Aa = m3.sub(A, m3.mul_symmetric(AD, A))
+        Ba = m3.sub(B, m3.mul(AD, B))
+        Ca = m3.sub(m3.load(IA_C[i]), m3.mul_symmetric(m3.transpose(B), DB))
         # pa = pA + Ia c + U D⁻¹ u
-        for r in range(3):
-            pw = pA_w[i, r]
-            pf = pA_f[i, r]
-            for k in range(3):
-                pw += Aa[r, k] * c_w[i, k] + Ba[r, k] * c_f[i, k] + A[r, k] * Du[k]
-                pf += Ba[k, r] * c_w[i, k] + Ca[r, k] * c_f[i, k] + B[k, r] * Du[k]
-            pa_w[r] = pw
-            pa_f[r] = pf
+        cw = m3.vload(c_w[i])
+        cf = m3.vload(c_f[i])
+        pa_w = m3.vadd(m3.vadd(m3.vload(pA_w[i]), m3.matvec(Aa, cw)),
+                       m3.vadd(m3.matvec(Ba, cf), m3.matvec(A, Du)))
+        pa_f = m3.vadd(m3.vadd(m3.vload(pA_f[i]), m3.matvec_t(Ba, cw)),
+                       m3.vadd(m3.matvec(Ca, cf), m3.matvec_t(B, Du)))
         # Shift to the parent's base: X = [1, 0; −d^×, 1], IA_p += Xᵀ Ia X, pA_p += Xᵀ pa:
         # A'' = Aa − Ba d^× + d^× Baᵀ − d^× Ca d^×,  B'' = Ba + d^× Ca,  C'' = Ca.
-        for r in range(3):
-            d[r] = base[i, r] - base[p, r]
-        la.skew_matmul(d, Ca, T1)      # d^× Ca
-        la.matmul_skew(Ba, d, T2)      # Ba d^×  (and d^× Baᵀ = −(Ba d^×)ᵀ)
-        la.matmul_skew(T1, d, T3)      # d^× Ca d^× (symmetric)
-        for r in range(3):
-            for s in range(3):
-                IA_A[p, r, s] += Aa[r, s] - T2[r, s] - T2[s, r] - T3[r, s]
-                IA_B[p, r, s] += Ba[r, s] + T1[r, s]
-                IA_C[p, r, s] += Ca[r, s]
-        la.cross(d, pa_f, w_tmp)
-        for r in range(3):
-            pA_w[p, r] += pa_w[r] + w_tmp[r]
-            pA_f[p, r] += pa_f[r]
+        d = m3.vsub(b, m3.vload(base[p]))
+        dCa = m3.hat_mul(d, Ca)
+        Ba_d = m3.mul_hat(Ba, d)             # and d^× Baᵀ = −(Ba d^×)ᵀ
+        m3.add_into(m3.sub(m3.sub(Aa, m3.add(Ba_d, m3.transpose(Ba_d))), m3.mul_hat(dCa, d)),
+                    IA_A[p])
+        m3.add_into(m3.add(Ba, dCa), IA_B[p])
+        m3.add_into(Ca, IA_C[p])
+        m3.vadd_into(m3.vadd(pa_w, m3.cross(d, pa_f)), pA_w[p])
+        m3.vadd_into(pa_f, pA_f[p])
 
     # Pass 3 (outward): accelerations.
     for i in range(n):
         p = parent[i]
+        a_w = m3.vload(c_w[i])
+        a_f = m3.vload(c_f[i])
         if p < 0:
-            for r in range(3):
-                acc_w[i, r] = c_w[i, r]
-                acc_f[i, r] = -gravity[r] + c_f[i, r]
+            a_f = m3.vsub(a_f, g)
         else:
-            for r in range(3):
-                d[r] = base[i, r] - base[p, r]
-            la.cross(acc_w[p], d, w_tmp)
-            for r in range(3):
-                acc_w[i, r] = acc_w[p, r] + c_w[i, r]
-                acc_f[i, r] = acc_f[p, r] + w_tmp[r] + c_f[i, r]
-        A = IA_A[i]
-        B = IA_B[i]
-        for r in range(3):
-            w_tmp[r] = u[i, r]
-            for k in range(3):
-                w_tmp[r] -= A[k, r] * acc_w[i, k] + B[r, k] * acc_f[i, k]
-        la.matvec(D_inv[i], w_tmp, Du)
-        for r in range(3):
-            acc_w[i, r] += Du[r]
-        la.matvec_t(C_IF[i], Du, vdot[i])
+            ap_w = m3.vload(acc_w[p])
+            d = m3.vsub(m3.vload(base[i]), m3.vload(base[p]))
+            a_w = m3.vadd(a_w, ap_w)
+            a_f = m3.vadd(a_f, m3.vadd(m3.vload(acc_f[p]), m3.cross(ap_w, d)))
+        # joint acceleration D⁻¹ (u − Uᵀ a), U = [A; Bᵀ]
+        rhs = m3.vsub(m3.vload(u[i]), m3.vadd(m3.matvec_t(m3.load(IA_A[i]), a_w),
+                                              m3.matvec(m3.load(IA_B[i]), a_f)))
+        joint = m3.matvec(m3.load(D_inv[i]), rhs)
+        m3.vstore(m3.vadd(a_w, joint), acc_w[i])
+        m3.vstore(a_f, acc_f[i])
+        m3.vstore(m3.matvec_t(m3.load(C_IF[i]), joint), vdot[i])
 
 
 @kernel

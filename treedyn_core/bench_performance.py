@@ -100,7 +100,7 @@ def _split(sim: Simulation) -> dict[str, float]:
             theta_h ** 2 * sim.stiffness_scale, theta_h * sim.damping_scale, theta_h,
             w.drag_jacobian, w.lever, theta_h, w.IA_A, w.IA_B, w.IA_C, w.pA_w, w.pA_f, w.c_w,
             w.c_f, w.D_inv, w.u, w.acc_w, w.acc_f, w.sub_m, w.sub_h, w.sub_fw, w.sub_fh, w.sub_f,
-            w.tmp, w.vec, w.vdot)
+            w.vdot)
 
     return {"kinematics": _median_seconds(kinematics), "wind_and_drag": _median_seconds(
         wind_and_drag), "joint_forces": _median_seconds(joint_forces),

@@ -11,6 +11,7 @@ import math
 
 from .kernel import kernel
 
+from . import mat3 as m3
 from . import so3
 from .so3 import _SMALL
 
@@ -95,11 +96,12 @@ def error_rotation_vector(R_rel, C_spring, theta):
 
 
 @kernel(inline="always")
-def gravity_stiffness_psd(mass, rho, g, out):
+def gravity_stiffness_psd(mass, rho, g):
     """Positive-semidefinite part of a rigid subtree's gravity stiffness about its joint.
 
     mass : kg, the subtree's mass;  rho : (3,) m, its centre of mass relative to the joint;
-    g : (3,) m/s²;  out : (3, 3) N m/rad, written, in the axes of rho and g (DESIGN §4).
+    g : (3,) m/s². Returns the 3×3 matrix, N m/rad, in the axes of rho and g (DESIGN §4),
+    as a `mat3` tuple.
 
     Rotating the subtree by δφ changes V = −m g·ρ by ½ δφᵀ K_g δφ with
     K_g = m [(g·ρ) 1 − sym(g ρᵀ)], whose eigenvalues are m|g||ρ| (1 + c)/2 along a − b,
@@ -109,34 +111,21 @@ def gravity_stiffness_psd(mass, rho, g, out):
     gn = math.sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2])
     rn = math.sqrt(rho[0] * rho[0] + rho[1] * rho[1] + rho[2] * rho[2])
     if gn == 0.0 or rn == 0.0 or mass == 0.0:
-        for i in range(3):
-            for j in range(3):
-                out[i, j] = 0.0
-        return
+        return m3.diagonal(0.0)
     scale = mass * gn * rn
     inv_g, inv_r = 1.0 / gn, 1.0 / rn
-    a0, a1, a2 = g[0] * inv_g, g[1] * inv_g, g[2] * inv_g
-    b0, b1, b2 = rho[0] * inv_r, rho[1] * inv_r, rho[2] * inv_r
-    c = a0 * b0 + a1 * b1 + a2 * b2
+    a = (g[0] * inv_g, g[1] * inv_g, g[2] * inv_g)
+    b = (rho[0] * inv_r, rho[1] * inv_r, rho[2] * inv_r)
+    c = m3.dot(a, b)
     if c >= 0.0:
         # K_g/scale = c 1 − (a bᵀ + b aᵀ)/2 less its one negative part λ2 e eᵀ along
         # e = a + b, |e|² = 2(1 + c), λ2 = (c − 1)/2.
+        ab = m3.outer(a, b)
+        e = m3.vadd(a, b)
         f = 0.5 * (c - 1.0) / (2.0 * (1.0 + c))
-        e0, e1, e2 = a0 + b0, a1 + b1, a2 + b2
-        out[0, 0] = scale * (c - a0 * b0 - f * e0 * e0)
-        out[1, 1] = scale * (c - a1 * b1 - f * e1 * e1)
-        out[2, 2] = scale * (c - a2 * b2 - f * e2 * e2)
-        out[0, 1] = out[1, 0] = scale * (-0.5 * (a0 * b1 + b0 * a1) - f * e0 * e1)
-        out[0, 2] = out[2, 0] = scale * (-0.5 * (a0 * b2 + b0 * a2) - f * e0 * e2)
-        out[1, 2] = out[2, 1] = scale * (-0.5 * (a1 * b2 + b1 * a2) - f * e1 * e2)
-    else:
-        # a + b and a × b are negative; the PSD part is λ1 e eᵀ along e = a − b,
-        # |e|² = 2(1 − c), λ1 = (1 + c)/2.
-        f = scale * 0.5 * (1.0 + c) / (2.0 * (1.0 - c))
-        e0, e1, e2 = a0 - b0, a1 - b1, a2 - b2
-        out[0, 0] = f * e0 * e0
-        out[1, 1] = f * e1 * e1
-        out[2, 2] = f * e2 * e2
-        out[0, 1] = out[1, 0] = f * e0 * e1
-        out[0, 2] = out[2, 0] = f * e0 * e2
-        out[1, 2] = out[2, 1] = f * e1 * e2
+        K = m3.sub(m3.diagonal(c), m3.scale(0.5, m3.add(ab, m3.transpose(ab))))
+        return m3.scale(scale, m3.sub(K, m3.scale(f, m3.outer(e, e))))
+    # a + b and a × b are negative; the PSD part is λ1 e eᵀ along e = a − b,
+    # |e|² = 2(1 − c), λ1 = (1 + c)/2.
+    e = m3.vsub(a, b)
+    return m3.scale(scale * 0.5 * (1.0 + c) / (2.0 * (1.0 - c)), m3.outer(e, e))

@@ -58,6 +58,7 @@ from . import linalg3 as la
 from .aero import drag_loads, midpoints
 from .errors import TreedynError
 from .integrators import first_non_finite
+from . import mat3 as m3
 from .joints import error_rotation_vector, gravity_stiffness_psd
 from .kernel import kernel
 from .so3 import exp_many, quat_advance, quat_from_matrix, quat_rate, quat_to_matrix_into
@@ -287,7 +288,7 @@ def _solve_tree_system(parent, mass, com_offset, inertia_base, stiffness, dampin
                 rho[r] = omega[i, r] - rho[r]
         # own gravity stiffness, PSD part, body axes
         la.matvec(C_IF[i], com_offset[i], x)
-        gravity_stiffness_psd(mass[i], x, gravity, T1)
+        m3.store(gravity_stiffness_psd(mass[i], x, gravity), T1)
         for r in range(3):
             for s in range(3):
                 Ct[r, s] = C_IF[i, s, r]
