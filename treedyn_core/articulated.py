@@ -154,7 +154,7 @@ def articulated_accelerations(parent, mass, com_offset, inertia_base, stiffness,
         if drag_theta_h > 0.0:
             rho = m3.vload(drag_lever[i])
             Dj = m3.load(drag_jacobian[i])
-            rho_D = m3.mul(m3.hat(rho), Dj)                                  # ρ^× D
+            rho_D = m3.hat_mul(rho, Dj)                                      # ρ^× D
             A = m3.sub(A, m3.scale(drag_theta_h, m3.mul_hat(rho_D, rho)))    # − θh ρ^× D ρ^×
             B = m3.add(B, m3.scale(drag_theta_h, rho_D))
             Cm = m3.add(Cm, m3.scale(drag_theta_h, Dj))
@@ -183,28 +183,8 @@ def articulated_accelerations(parent, mass, com_offset, inertia_base, stiffness,
             m3.vstore(m3.cross(w_p, m3.vload(omega_rel[i])), c_w[i])
             m3.vstore(m3.cross(w_p, m3.cross(w_p, d)), c_f[i])
 
-    # Pass 2 (inward): articulated inertias IA and bias forces pA.
+    # Pass 2 (inward): subtree mass and first moment; with drag, the subtree's loads.
     for i in range(n - 1, -1, -1):
-        C = m3.load(C_IF[i])
-        b = m3.vload(base[i])
-        w_rel = m3.vload(omega_rel[i])
-        arm = m3.add(m3.scale(armature_k, m3.load(stiffness[i])),
-                     m3.scale(armature_c, m3.load(damping[i])))
-        D = m3.congruence(C, arm)            # the joint's armature, inertial axes
-        tau_w = m3.matvec(C, m3.vload(tau[i]))
-        if gravity_theta_h > 0.0:
-            rho = m3.vsub(m3.vscale(1.0 / sub_m[i], m3.vload(sub_h[i])), b)
-            D, tau_w = _implicit_stiffness(gravity_stiffness_psd(sub_m[i], rho, g),
-                                           gravity_theta_h, w_rel, D, tau_w)
-        if drag_theta_h > 0.0 and sub_fw[i] > 0.0:
-            rho = m3.vsub(m3.vscale(1.0 / sub_fw[i], m3.vload(sub_fh[i])), b)
-            D, tau_w = _implicit_stiffness(gravity_stiffness_psd(1.0, rho, m3.vload(sub_f[i])),
-                                           drag_theta_h, w_rel, D, tau_w)
-        A = m3.load(IA_A[i])
-        D_i = m3.inverse_symmetric(m3.add(D, A))   # D = Sᵀ IA S + armature
-        u_i = m3.vsub(tau_w, m3.vload(pA_w[i]))
-        m3.store(D_i, D_inv[i])
-        m3.vstore(u_i, u[i])
         p = parent[i]
         if p < 0:
             continue
@@ -214,6 +194,38 @@ def articulated_accelerations(parent, mass, com_offset, inertia_base, stiffness,
             sub_fw[p] += sub_fw[i]
             m3.vadd_into(m3.vload(sub_fh[i]), sub_fh[p])
             m3.vadd_into(m3.vload(sub_f[i]), sub_f[p])
+
+    # Pass 3 (independent per limb): each joint's armature (inertial axes) into D_inv, its
+    # torque into u; both are completed by the recursion.
+    for i in range(n):
+        C = m3.load(C_IF[i])
+        b = m3.vload(base[i])
+        w_rel = m3.vload(omega_rel[i])
+        arm = m3.add(m3.scale(armature_k, m3.load(stiffness[i])),
+                     m3.scale(armature_c, m3.load(damping[i])))
+        D = m3.congruence(C, arm)
+        tau_w = m3.matvec(C, m3.vload(tau[i]))
+        if gravity_theta_h > 0.0:
+            rho = m3.vsub(m3.vscale(1.0 / sub_m[i], m3.vload(sub_h[i])), b)
+            D, tau_w = _implicit_stiffness(gravity_stiffness_psd(sub_m[i], rho, g),
+                                           gravity_theta_h, w_rel, D, tau_w)
+        if drag_theta_h > 0.0 and sub_fw[i] > 0.0:
+            rho = m3.vsub(m3.vscale(1.0 / sub_fw[i], m3.vload(sub_fh[i])), b)
+            D, tau_w = _implicit_stiffness(gravity_stiffness_psd(1.0, rho, m3.vload(sub_f[i])),
+                                           drag_theta_h, w_rel, D, tau_w)
+        m3.store(D, D_inv[i])
+        m3.vstore(tau_w, u[i])
+
+    # Pass 4 (inward): articulated inertias IA and bias forces pA.
+    for i in range(n - 1, -1, -1):
+        A = m3.load(IA_A[i])
+        D_i = m3.inverse_symmetric(m3.add(m3.load(D_inv[i]), A))   # D = Sᵀ IA S + armature
+        u_i = m3.vsub(m3.vload(u[i]), m3.vload(pA_w[i]))
+        m3.store(D_i, D_inv[i])
+        m3.vstore(u_i, u[i])
+        p = parent[i]
+        if p < 0:
+            continue
         B = m3.load(IA_B[i])
         # Ia = IA − U D⁻¹ Uᵀ with U = [A; Bᵀ]: blocks A − A D⁻¹ A, B − A D⁻¹ B, C − Bᵀ D⁻¹ B.
         AD = m3.mul(A, D_i)
@@ -231,7 +243,7 @@ def articulated_accelerations(parent, mass, com_offset, inertia_base, stiffness,
                        m3.vadd(m3.matvec(Ca, cf), m3.matvec_t(B, Du)))
         # Shift to the parent's base: X = [1, 0; −d^×, 1], IA_p += Xᵀ Ia X, pA_p += Xᵀ pa:
         # A'' = Aa − Ba d^× + d^× Baᵀ − d^× Ca d^×,  B'' = Ba + d^× Ca,  C'' = Ca.
-        d = m3.vsub(b, m3.vload(base[p]))
+        d = m3.vsub(m3.vload(base[i]), m3.vload(base[p]))
         dCa = m3.hat_mul(d, Ca)
         Ba_d = m3.mul_hat(Ba, d)             # and d^× Baᵀ = −(Ba d^×)ᵀ
         m3.add_into(m3.sub(m3.sub(Aa, m3.add(Ba_d, m3.transpose(Ba_d))), m3.mul_hat(dCa, d)),
@@ -241,7 +253,7 @@ def articulated_accelerations(parent, mass, com_offset, inertia_base, stiffness,
         m3.vadd_into(m3.vadd(pa_w, m3.cross(d, pa_f)), pA_w[p])
         m3.vadd_into(pa_f, pA_f[p])
 
-    # Pass 3 (outward): accelerations.
+    # Pass 5 (outward): accelerations.
     for i in range(n):
         p = parent[i]
         a_w = m3.vload(c_w[i])

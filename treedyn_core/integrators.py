@@ -23,6 +23,7 @@ from .kernel import kernel
 
 from .aero import drag_loads, midpoints
 from .articulated import articulated_accelerations, forward_kinematics
+from . import mat3 as m3
 from .joints import spring_torque
 from .so3 import quat_advance, quat_rate
 from .wind import advance_wind, wind_velocity
@@ -32,14 +33,16 @@ from .wind import advance_wind, wind_velocity
 def joint_torques(R_rel, v, spring_C_rel, stiffness, damping, k_scale, c_scale, implicit_kv,
                   theta, tau):
     """Spring + damper torques (N, 3), N m, child axes; minus implicit_kv·K v (the θh K v of
-    the θ-method's right-hand side; 0 for explicit methods). Returns the spring energy, J."""
-    n = R_rel.shape[0]
+    the θ-method's right-hand side; 0 for explicit methods). Writes the springs' error rotation
+    vectors into theta (N, 3), rad. Returns the spring energy, J."""
     energy = 0.0
-    for i in range(n):
-        energy += spring_torque(R_rel[i], spring_C_rel[i], stiffness[i], k_scale, theta[i], tau[i])
-        for r in range(3):
-            for s in range(3):
-                tau[i, r] -= (c_scale * damping[i, r, s] + implicit_kv * k_scale * stiffness[i, r, s]) * v[i, s]
+    for i in range(R_rel.shape[0]):
+        theta_i, spring, V = spring_torque(R_rel[i], spring_C_rel[i], stiffness[i], k_scale)
+        rate_matrix = m3.add(m3.scale(c_scale, m3.load(damping[i])),
+                             m3.scale(implicit_kv * k_scale, m3.load(stiffness[i])))
+        m3.vstore(theta_i, theta[i])
+        m3.vstore(m3.vsub(spring, m3.matvec(rate_matrix, m3.vload(v[i]))), tau[i])
+        energy += V
     return energy
 
 

@@ -17,43 +17,33 @@ from .so3 import _SMALL
 
 
 @kernel(inline="always")
-def spring_torque(R_rel, C_spring, K, k_scale, theta, tau):
+def spring_torque(R_rel, C_spring, K, k_scale):
     """Spring torque and energy of one joint.
 
     R_rel : (3, 3) joint rotation C_AB, child → parent axes
     C_spring : (3, 3) spring rest orientation C_ab, child → parent axes
     K : (3, 3) N m/rad, stiffness in the child's axes; k_scale multiplies it
-    theta : (3,) out, rad, rotation vector of the error attitude E = C_abᵀ C_AB
-    tau : (3,) out, N m, τ_B = −J_r(θ)⁻ᵀ K θ, the exact gradient of V = ½ θᵀ K θ
 
-    Returns V in J.
+    Returns (θ, τ, V): θ rad, rotation vector of the error attitude E = C_abᵀ C_AB;
+    τ N m, τ_B = −J_r(θ)⁻ᵀ K θ, the exact gradient of V = ½ θᵀ K θ (J); vectors as tuples.
     """
-    phi, sin_phi, cos_phi = error_rotation_vector(R_rel, C_spring, theta)
-    y0 = k_scale * (K[0, 0] * theta[0] + K[0, 1] * theta[1] + K[0, 2] * theta[2])
-    y1 = k_scale * (K[1, 0] * theta[0] + K[1, 1] * theta[1] + K[1, 2] * theta[2])
-    y2 = k_scale * (K[2, 0] * theta[0] + K[2, 1] * theta[1] + K[2, 2] * theta[2])
+    theta, phi, sin_phi, cos_phi = error_rotation_vector(R_rel, C_spring)
+    y = m3.vscale(k_scale, m3.matvec(m3.load(K), theta))
     # J_r⁻ᵀ y = y − ½ θ×y + b θ×(θ×y)
     if phi < _SMALL:
         b = 1.0 / 12.0 + phi * phi / 720.0
     else:
         b = 1.0 / (phi * phi) - (1.0 + cos_phi) / (2.0 * phi * sin_phi)
-    c0 = theta[1] * y2 - theta[2] * y1
-    c1 = theta[2] * y0 - theta[0] * y2
-    c2 = theta[0] * y1 - theta[1] * y0
-    d0 = theta[1] * c2 - theta[2] * c1
-    d1 = theta[2] * c0 - theta[0] * c2
-    d2 = theta[0] * c1 - theta[1] * c0
-    tau[0] = -(y0 - 0.5 * c0 + b * d0)
-    tau[1] = -(y1 - 0.5 * c1 + b * d1)
-    tau[2] = -(y2 - 0.5 * c2 + b * d2)
-    return 0.5 * (theta[0] * y0 + theta[1] * y1 + theta[2] * y2)
+    c = m3.cross(theta, y)
+    tau = m3.vscale(-1.0, m3.vadd(m3.vsub(y, m3.vscale(0.5, c)), m3.vscale(b, m3.cross(theta, c))))
+    return theta, tau, 0.5 * m3.dot(theta, y)
 
 
 @kernel(inline="always")
-def error_rotation_vector(R_rel, C_spring, theta):
-    """theta = log(E)^∨, E = C_springᵀ R_rel (rad), from E's trace and skew part, no buffer.
+def error_rotation_vector(R_rel, C_spring):
+    """θ = log(E)^∨, E = C_springᵀ R_rel (rad), from E's trace and skew part.
 
-    Returns (φ, sin φ, cos φ) of the error angle φ = |θ|.
+    Returns (θ, φ, sin φ, cos φ): θ as a tuple and the error angle φ = |θ|.
     """
     E00 = C_spring[0, 0] * R_rel[0, 0] + C_spring[1, 0] * R_rel[1, 0] + C_spring[2, 0] * R_rel[2, 0]
     E11 = C_spring[0, 1] * R_rel[0, 1] + C_spring[1, 1] * R_rel[1, 1] + C_spring[2, 1] * R_rel[2, 1]
@@ -65,34 +55,24 @@ def error_rotation_vector(R_rel, C_spring, theta):
     E12 = C_spring[0, 1] * R_rel[0, 2] + C_spring[1, 1] * R_rel[1, 2] + C_spring[2, 1] * R_rel[2, 2]
     E21 = C_spring[0, 2] * R_rel[0, 1] + C_spring[1, 2] * R_rel[1, 1] + C_spring[2, 2] * R_rel[2, 1]
     c = 0.5 * (E00 + E11 + E22 - 1.0)
-    w0 = 0.5 * (E21 - E12)
-    w1 = 0.5 * (E02 - E20)
-    w2 = 0.5 * (E10 - E01)
-    s = math.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
+    w = (0.5 * (E21 - E12), 0.5 * (E02 - E20), 0.5 * (E10 - E01))
+    s = math.sqrt(m3.dot(w, w))
     phi = math.atan2(s, c)
     if phi < so3._NEAR_PI:
         f = 1.0 + phi * phi / 6.0 if phi < _SMALL else phi / s
-        theta[0] = f * w0
-        theta[1] = f * w1
-        theta[2] = f * w2
-        return phi, s, c
+        return m3.vscale(f, w), phi, s, c
     # Near π the skew part vanishes: take the axis from the symmetric part (see so3.log).
     d0 = E00 - c
     d1 = E11 - c
     d2 = E22 - c
     if d0 >= d1 and d0 >= d2:
-        a0, a1, a2 = d0, 0.5 * (E01 + E10), 0.5 * (E02 + E20)
+        a = (d0, 0.5 * (E01 + E10), 0.5 * (E02 + E20))
     elif d1 >= d2:
-        a0, a1, a2 = 0.5 * (E01 + E10), d1, 0.5 * (E12 + E21)
+        a = (0.5 * (E01 + E10), d1, 0.5 * (E12 + E21))
     else:
-        a0, a1, a2 = 0.5 * (E02 + E20), 0.5 * (E12 + E21), d2
-    norm = math.sqrt(a0 * a0 + a1 * a1 + a2 * a2)
-    sign = 1.0 if a0 * w0 + a1 * w1 + a2 * w2 >= 0.0 else -1.0
-    f = sign * phi / norm
-    theta[0] = f * a0
-    theta[1] = f * a1
-    theta[2] = f * a2
-    return phi, s, c
+        a = (0.5 * (E02 + E20), 0.5 * (E12 + E21), d2)
+    sign = 1.0 if m3.dot(a, w) >= 0.0 else -1.0
+    return m3.vscale(sign * phi / math.sqrt(m3.dot(a, a)), a), phi, s, c
 
 
 @kernel(inline="always")

@@ -507,7 +507,7 @@ def seed_rates(model, y, ext_torque, k_scale, c_scale, w, air, qa, omega, out):
 
 @kernel
 def seed_energies(mass, com_offset, inertia_base, stiffness, spring_C_rel, gravity, rest_base,
-                  k_scale, C_IF, R_rel, omega, theta, vec):
+                  k_scale, C_IF, R_rel, omega, vec):
     """(kinetic, gravity, spring) energies of the seed model, J (after `seed_pose`)."""
     kinetic = 0.0
     potential = 0.0
@@ -519,11 +519,8 @@ def seed_energies(mass, com_offset, inertia_base, stiffness, spring_C_rel, gravi
         la.matvec(C_IF[i], com_offset[i], x)
         for r in range(3):
             potential -= mass[i] * gravity[r] * (rest_base[i, r] + x[r])
-        phi, sin_phi, cos_phi = error_rotation_vector(R_rel[i], spring_C_rel[i], theta)
-        quad = 0.0
-        for r in range(3):
-            for s in range(3):
-                quad += theta[r] * stiffness[i, r, s] * theta[s]
+        theta_i, phi, sin_phi, cos_phi = error_rotation_vector(R_rel[i], spring_C_rel[i])
+        quad = m3.dot(theta_i, m3.matvec(m3.load(stiffness[i]), theta_i))
         # 2 (1 − cos φ)/φ², series below 1e-4 rad
         factor = 1.0 - phi * phi / 12.0 if phi < 1e-4 else 2.0 * (1.0 - cos_phi) / (phi * phi)
         spring += k_scale * factor * quad
@@ -633,7 +630,6 @@ class SeedDynamics:
                         np.zeros((4, n, 4)), np.zeros((4, n, 3)))
         self._step_rot = np.zeros(3)
         self._R = np.zeros((3, 3))
-        self._theta = np.zeros(3)
         self._scratch_q = np.zeros((n, 4))
         self._scratch_w = vectors()
 
@@ -702,7 +698,7 @@ class SeedDynamics:
         return seed_energies(t.mass, t.com_offset, self.inertia_base, t.stiffness,
                              sim.spring_C_rel, np.asarray(sim.gravity, float), t.rest_base,
                              sim.stiffness_scale, self._C_IF, self._R_rel, self.omega,
-                             self._theta, self._work[10])
+                             self._work[10])
 
     # -- flat state for an ODE solver (reference_integrator) -----------------------------------
 
