@@ -19,34 +19,11 @@ from __future__ import annotations
 
 import math
 
+from . import mat3 as m3
+from .fastmath import fast_pow
 from .kernel import kernel
 
 VOGEL_REFERENCE_SPEED = 1.0  # U_v, m/s
-
-
-@kernel(inline="always")
-def _identity_plus_outer(J, a, b, x0, x1, x2):
-    """J = a 1 + b x xᵀ."""
-    J[0, 0] = a + b * x0 * x0
-    J[1, 1] = a + b * x1 * x1
-    J[2, 2] = a + b * x2 * x2
-    J[0, 1] = J[1, 0] = b * x0 * x1
-    J[0, 2] = J[2, 0] = b * x0 * x2
-    J[1, 2] = J[2, 1] = b * x1 * x2
-
-
-@kernel(inline="always")
-def _add_outer(J, b, x0, x1, x2):
-    """J += b x xᵀ."""
-    J[0, 0] += b * x0 * x0
-    J[1, 1] += b * x1 * x1
-    J[2, 2] += b * x2 * x2
-    J[0, 1] += b * x0 * x1
-    J[1, 0] += b * x0 * x1
-    J[0, 2] += b * x0 * x2
-    J[2, 0] += b * x0 * x2
-    J[1, 2] += b * x1 * x2
-    J[2, 1] += b * x1 * x2
 
 
 @kernel
@@ -73,47 +50,38 @@ def drag_loads(wind_at_mid, mid_vel, lever, length, radius, leaf_area, air_densi
                force, torque, jacobian):
     """Drag force (N, 3) N at each midpoint, its torque about the base (N, 3) N m, and (when
     with_jacobian) D = ∂F/∂v_rel (N, 3, 3) N s/m, all inertial axes. Returns nothing: writes."""
+    # The foliage's (|v|/U_v)^β first, in a loop that vectorises (fast_pow), held in
+    # force[:, 0] until the main loop overwrites it.
     for i in range(length.shape[0]):
-        v0 = wind_at_mid[i, 0] - mid_vel[i, 0]
-        v1 = wind_at_mid[i, 1] - mid_vel[i, 1]
-        v2 = wind_at_mid[i, 2] - mid_vel[i, 2]
-        inv_len = 1.0 / length[i]
-        e0, e1, e2 = lever[i, 0] * 2.0 * inv_len, lever[i, 1] * 2.0 * inv_len, lever[i, 2] * 2.0 * inv_len
-        along = v0 * e0 + v1 * e1 + v2 * e2
-        n0, n1, n2 = v0 - along * e0, v1 - along * e1, v2 - along * e2
-        speed_n = math.sqrt(n0 * n0 + n1 * n1 + n2 * n2)
-        k_cyl = 0.5 * air_density * drag_coefficient * 2.0 * radius[i] * length[i]
-        f0 = k_cyl * speed_n * n0
-        f1 = k_cyl * speed_n * n1
-        f2 = k_cyl * speed_n * n2
-        if with_jacobian:
-            # ∂(|v_n| v_n)/∂v = |v_n| (1 − e eᵀ) + v_n v_nᵀ / |v_n|
-            J = jacobian[i]
-            inv_n = 1.0 / speed_n if speed_n > 0.0 else 0.0
-            _identity_plus_outer(J, k_cyl * speed_n, -k_cyl * speed_n, e0, e1, e2)
-            _add_outer(J, k_cyl * inv_n, n0, n1, n2)
+        speed2 = 0.0
+        for r in range(3):
+            speed2 += (wind_at_mid[i, r] - mid_vel[i, r]) ** 2
+        relative = max(speed2, 1e-300) * (1.0 / VOGEL_REFERENCE_SPEED ** 2)
+        force[i, 0] = fast_pow(relative, 0.5 * vogel_exponent)
+    for i in range(length.shape[0]):
+        v = m3.vsub(m3.vload(wind_at_mid[i]), m3.vload(mid_vel[i]))
+        rho = m3.vload(lever[i])
+        e = m3.vscale(2.0 / length[i], rho)           # the limb's unit axis
+        v_n = m3.vsub(v, m3.vscale(m3.dot(v, e), e))
+        speed_n = math.sqrt(m3.dot(v_n, v_n))
+        k_cyl = air_density * drag_coefficient * radius[i] * length[i]   # ½ ρ C_d (2 r L)
+        F = m3.vscale(k_cyl * speed_n, v_n)
+        # ∂(|v_n| v_n)/∂v = |v_n| (1 − e eᵀ) + v_n v_nᵀ / |v_n|
+        inv_n = 1.0 / speed_n if speed_n > 0.0 else 0.0
+        J = m3.add(m3.scale(k_cyl * speed_n, m3.sub(m3.diagonal(1.0), m3.outer(e, e))),
+                   m3.scale(k_cyl * inv_n, m3.outer(v_n, v_n)))
         area = leaf_area[i]
         if area > 0.0:
-            speed = math.sqrt(v0 * v0 + v1 * v1 + v2 * v2)
+            speed = math.sqrt(m3.dot(v, v))
             if speed > 0.0:
                 k_leaf = 0.5 * air_density * leaf_drag_coefficient * area
                 # F = k |v|^(1+β) v / U_v^β
-                magnitude = k_leaf * speed * (speed / VOGEL_REFERENCE_SPEED) ** vogel_exponent
-                f0 += magnitude * v0
-                f1 += magnitude * v1
-                f2 += magnitude * v2
-                if with_jacobian:
-                    # ∂(c |v|^(1+β) v)/∂v = c |v|^(1+β) (1 + (1 + β) v̂ v̂ᵀ)
-                    J = jacobian[i]
-                    for r in range(3):
-                        J[r, r] += magnitude
-                    inv = 1.0 / speed
-                    _add_outer(J, magnitude * (1.0 + vogel_exponent), v0 * inv, v1 * inv,
-                               v2 * inv)
-        force[i, 0] = f0
-        force[i, 1] = f1
-        force[i, 2] = f2
-        l0, l1, l2 = lever[i, 0], lever[i, 1], lever[i, 2]
-        torque[i, 0] = l1 * f2 - l2 * f1
-        torque[i, 1] = l2 * f0 - l0 * f2
-        torque[i, 2] = l0 * f1 - l1 * f0
+                magnitude = k_leaf * speed * force[i, 0]
+                F = m3.vadd(F, m3.vscale(magnitude, v))
+                # ∂(c |v|^(1+β) v)/∂v = c |v|^(1+β) (1 + (1 + β) v̂ v̂ᵀ)
+                J = m3.add(J, m3.add(m3.diagonal(magnitude), m3.scale(
+                    magnitude * (1.0 + vogel_exponent) / (speed * speed), m3.outer(v, v))))
+        m3.vstore(F, force[i])
+        m3.vstore(m3.cross(rho, F), torque[i])
+        if with_jacobian:
+            m3.store(J, jacobian[i])

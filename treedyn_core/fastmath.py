@@ -61,3 +61,75 @@ def fast_cos(x):
     The conversion adds an error of about |x|·1e-16 (≈1e-12 at |x| = 1e4).
     """
     return cos_turns(x * INV_TWO_PI)
+
+
+# exp and log for `fast_pow`, branch-free so that loops over points vectorise (in kernels with
+# error_model="numpy": a checked division is a branch): the exponent and mantissa are taken
+# apart and put together through the bits of the float (IEEE 754 binary64); integers are
+# converted with the 2^52 + 2^51 "magic number" instead of int ↔ float instructions, which AVX2
+# lacks for 64-bit integers. Only bit casts separate the magic additions from their
+# subtractions, so fastmath's reassociation cannot fold them away.
+_MAGIC = 6755399441055744.0          # 1.5 · 2^52: n + _MAGIC holds the integer n in its low bits
+_MAGIC_BITS = np.float64(_MAGIC).view(np.int64)
+_LN2_HI = 0.6931471803691238         # ln 2 split so that n · _LN2_HI is exact for |n| < 2^20
+_LN2_LO = 1.9082149292705877e-10
+_LN2 = math.log(2.0)
+_SQRT2 = math.sqrt(2.0)
+
+
+@njit(cache=True, nogil=True, fastmath={"contract"}, inline="always")
+def fast_exp(x):
+    """e^x for |x| < 700: e^x = 2^n e^r, n = rint(x/ln 2), Taylor series of degree 12 on
+    |r| ≤ ln2/2. Relative error ≤ 4e-16 + 5e-17 |x| in the kernels (their reassociation merges
+    the two halves of ln 2 in r; without it, ≤ 4e-16)."""
+    n = np.rint(x * (1.0 / _LN2))
+    r = (x - n * _LN2_HI) - n * _LN2_LO
+    p = 1.0 / 479001600.0
+    p = p * r + 1.0 / 39916800.0
+    p = p * r + 1.0 / 3628800.0
+    p = p * r + 1.0 / 362880.0
+    p = p * r + 1.0 / 40320.0
+    p = p * r + 1.0 / 5040.0
+    p = p * r + 1.0 / 720.0
+    p = p * r + 1.0 / 120.0
+    p = p * r + 1.0 / 24.0
+    p = p * r + 1.0 / 6.0
+    p = p * r + 0.5
+    p = p * r + 1.0
+    p = p * r + 1.0
+    two_n = ((np.float64(n + _MAGIC).view(np.int64) - _MAGIC_BITS + 1023) << 52)
+    return p * np.int64(two_n).view(np.float64)
+
+
+@njit(cache=True, nogil=True, fastmath={"contract"}, inline="always")
+def fast_log(x):
+    """ln x for a positive normal x, absolute error ≤ 3e-16 (1 + |ln x|): x = 2^e m with
+    m ∈ [√½, √2), ln m = 2 atanh(s), s = (m − 1)/(m + 1), |s| ≤ 0.172, series to s^21."""
+    bits = np.float64(x).view(np.int64)
+    m = np.int64((bits & 0x000FFFFFFFFFFFFF) | 0x3FF0000000000000).view(np.float64)  # [1, 2)
+    biased = np.int64(((bits >> 52) & 0x7FF) | 0x4330000000000000).view(np.float64)  # 2^52 + e
+    exponent = biased - (_MAGIC / 1.5 + 1023.0)
+    big = m > _SQRT2
+    m = 0.5 * m if big else m
+    exponent = exponent + 1.0 if big else exponent
+    s = (m - 1.0) / (m + 1.0)
+    s2 = s * s
+    p = 1.0 / 21.0
+    p = p * s2 + 1.0 / 19.0
+    p = p * s2 + 1.0 / 17.0
+    p = p * s2 + 1.0 / 15.0
+    p = p * s2 + 1.0 / 13.0
+    p = p * s2 + 1.0 / 11.0
+    p = p * s2 + 1.0 / 9.0
+    p = p * s2 + 1.0 / 7.0
+    p = p * s2 + 1.0 / 5.0
+    p = p * s2 + 1.0 / 3.0
+    p = p * s2 + 1.0
+    return exponent * _LN2_HI + (exponent * _LN2_LO + 2.0 * s * p)
+
+
+@njit(cache=True, nogil=True, fastmath={"contract"}, inline="always")
+def fast_pow(x, y):
+    """x^y for a positive normal x and |y ln x| < 700, relative error ≤ 1e-15 (1 + |y ln x|);
+    `math.pow` is a library call that does not vectorise (~14 ns here, against ~3 ns)."""
+    return fast_exp(y * fast_log(x))
