@@ -26,7 +26,7 @@ from .kernel import kernel
 
 from . import linalg3 as la
 from .joints import gravity_stiffness_psd
-from .so3 import quat_to_matrix_into
+from .so3 import quat_matrix
 from . import mat3 as m3
 
 
@@ -79,29 +79,28 @@ def forward_kinematics(parent, base_offset, q, v, R_rel, C_IF, base, omega, base
     Writes R_rel (N, 3, 3), C_IF (N, 3, 3) limb → inertial, base (N, 3) m, omega (N, 3) rad/s
     and base_vel (N, 3) m/s in inertial axes, omega_rel = C_IF v (N, 3).
     """
-    n = parent.shape[0]
-    d = np.empty(3)
-    for i in range(n):
-        quat_to_matrix_into(q[i], R_rel[i])
+    for i in range(parent.shape[0]):
+        R = quat_matrix(q[i])
+        m3.store(R, R_rel[i])
         p = parent[i]
         if p < 0:
-            for r in range(3):
-                for s in range(3):
-                    C_IF[i, r, s] = R_rel[i, r, s]
-                base[i, r] = base_offset[i, r]
-                base_vel[i, r] = 0.0
-            la.matvec(C_IF[i], v[i], omega_rel[i])
-            for r in range(3):
-                omega[i, r] = omega_rel[i, r]
-            continue
-        la.matmul(C_IF[p], R_rel[i], C_IF[i])
-        la.matvec(C_IF[p], base_offset[i], d)
-        la.cross(omega[p], d, base_vel[i])
-        la.matvec(C_IF[i], v[i], omega_rel[i])
-        for r in range(3):
-            base[i, r] = base[p, r] + d[r]
-            base_vel[i, r] += base_vel[p, r]
-            omega[i, r] = omega[p, r] + omega_rel[i, r]
+            C = R
+            b = m3.vload(base_offset[i])
+            b_vel = (0.0, 0.0, 0.0)
+            w = (0.0, 0.0, 0.0)
+        else:
+            C_p = m3.load(C_IF[p])
+            C = m3.mul(C_p, R)
+            d = m3.matvec(C_p, m3.vload(base_offset[i]))
+            w = m3.vload(omega[p])
+            b = m3.vadd(m3.vload(base[p]), d)
+            b_vel = m3.vadd(m3.vload(base_vel[p]), m3.cross(w, d))
+        w_rel = m3.matvec(C, m3.vload(v[i]))
+        m3.store(C, C_IF[i])
+        m3.vstore(b, base[i])
+        m3.vstore(b_vel, base_vel[i])
+        m3.vstore(w_rel, omega_rel[i])
+        m3.vstore(m3.vadd(w, w_rel), omega[i])
 
 
 @kernel(inline="always")

@@ -100,7 +100,7 @@ def first_non_finite(v):
 
 @kernel
 def implicit_steps(n_steps, h, theta_m, model, q, v, ext_force, ext_torque, k_scale, c_scale, w,
-                   step_rot, air):
+                   air):
     """Advance (q, v) in place by n_steps θ-method steps of h seconds.
 
     Returns (steps completed, index of the first limb with a non-finite rate or −1).
@@ -112,10 +112,10 @@ def implicit_steps(n_steps, h, theta_m, model, q, v, ext_force, ext_torque, k_sc
         if bad >= 0:
             return step, bad
         for i in range(q.shape[0]):
-            for r in range(3):
-                step_rot[r] = h * (v[i, r] + theta_m * h * vdot[i, r])
-                v[i, r] += h * vdot[i, r]
-            quat_advance(q[i], step_rot)
+            v_old = m3.vload(v[i])
+            a = m3.vload(vdot[i])
+            m3.vstore(m3.vadd(v_old, m3.vscale(h, a)), v[i])
+            quat_advance(q[i], m3.vscale(h, m3.vadd(v_old, m3.vscale(theta_m * h, a))))
         advance_wind(air[9], h)
     return n_steps, -1
 

@@ -88,7 +88,6 @@ class Simulation:
         self.time = 0.0
         self._workspace = Workspace(n)
         self._stale = False
-        self._step_rot = np.zeros(3)
         self._rk4_stages = (np.zeros((n, 4)), np.zeros((n, 3)), np.zeros((n, 4)),
                             np.zeros((n, 3)), np.zeros((4, n, 4)), np.zeros((4, n, 3)))
         self._warm: set[str] = set()
@@ -243,7 +242,7 @@ class Simulation:
             done, bad = implicit_steps(n, self.dt, self.theta_method, self._model(), self.q,
                                        self.v, self.ext_force, self.ext_torque,
                                        self.stiffness_scale, self.damping_scale,
-                                       self._work_tuple(), self._step_rot, self._air())
+                                       self._work_tuple(), self._air())
         else:
             done, bad = rk4_steps(n, self.dt, self._model(), self.q, self.v, self.ext_force,
                                   self.ext_torque, self.stiffness_scale, self.damping_scale,

@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from . import mat3 as m3
 from .kernel import kernel
 
 # Below this angle (rad) the closed forms lose digits; Taylor series are exact to round-off there.
@@ -150,24 +151,23 @@ def quat_to_matrix(q):
     return R
 
 
-@kernel
+@kernel(inline="always")
+def quat_matrix(q):
+    """`quat_to_matrix` as a `mat3` tuple."""
+    s = 2.0 / (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+    w, x, y, z = q[0], q[1], q[2], q[3]
+    return (1.0 - s * (y * y + z * z), s * (x * y - w * z), s * (x * z + w * y),
+            s * (x * y + w * z), 1.0 - s * (x * x + z * z), s * (y * z - w * x),
+            s * (x * z - w * y), s * (y * z + w * x), 1.0 - s * (x * x + y * y))
+
+
+@kernel(inline="always")
 def quat_to_matrix_into(q, R):
     """`quat_to_matrix` writing into R (3, 3) without allocating."""
-    n = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]
-    s = 2.0 / n
-    w, x, y, z = q[0], q[1], q[2], q[3]
-    R[0, 0] = 1.0 - s * (y * y + z * z)
-    R[1, 1] = 1.0 - s * (x * x + z * z)
-    R[2, 2] = 1.0 - s * (x * x + y * y)
-    R[0, 1] = s * (x * y - w * z)
-    R[1, 0] = s * (x * y + w * z)
-    R[0, 2] = s * (x * z + w * y)
-    R[2, 0] = s * (x * z - w * y)
-    R[1, 2] = s * (y * z - w * x)
-    R[2, 1] = s * (y * z + w * x)
+    m3.store(quat_matrix(q), R)
 
 
-@kernel
+@kernel(inline="always")
 def quat_advance(q, theta):
     """q ← normalise(q ⊗ exp_q(theta)) in place: rotate a joint by theta (rad) in its own axes."""
     phi2 = theta[0] * theta[0] + theta[1] * theta[1] + theta[2] * theta[2]
