@@ -69,3 +69,30 @@ def test_quat_rate_is_the_derivative_of_quat_advance():
     so3.quat_advance(ahead, h * w)
     so3.quat_advance(behind, -h * w)
     np.testing.assert_allclose(rate, (ahead - behind) / (2 * h), atol=1e-9)
+
+
+# Either side of the joints' series limit tan(φ/2) = 0.2, its far end, and near π.
+SPRING_ANGLES = ANGLES + [2 * np.arctan(0.2) * (1 - 1e-12), 2 * np.arctan(0.2) * (1 + 1e-12),
+                          0.05, 0.39]
+
+
+@pytest.mark.parametrize("angle", SPRING_ANGLES)
+def test_spring_error_rotation_matches_scipy(angle):
+    """joints.error_rotation_vector (a series below 22.6°, atan2 above, the symmetric part near
+    π) against scipy, relative to the angle where the inputs allow it."""
+    from treedyn_core.joints import error_rotation_vector
+
+    rng = np.random.default_rng(int(angle * 1e6) + 3)
+    for _ in range(20):
+        axis = rng.normal(size=3)
+        theta = angle * axis / np.linalg.norm(axis)
+        spring = Rotation.random(random_state=rng).as_matrix()
+        E = Rotation.from_rotvec(theta).as_matrix()
+        out, phi, sin_phi, cos_phi = error_rotation_vector(spring @ E, spring)
+        # Forming spring @ E rounds at 1e-16 absolute; near π the axis loses digits as in log.
+        tol = 1e-8 if angle > 3 else 2e-15 * angle + 4e-16
+        np.testing.assert_allclose(out, theta, atol=tol, rtol=0)
+        assert abs(phi - angle) <= tol
+        assert abs(sin_phi - np.sin(angle)) <= 1e-14 and abs(cos_phi - np.cos(angle)) <= 1e-14
+    out, phi, _, _ = error_rotation_vector(Rotation.from_rotvec(theta).as_matrix(), np.eye(3))
+    np.testing.assert_allclose(out, theta, rtol=2e-15, atol=1e-8 if angle > 3 else 0)
