@@ -389,7 +389,7 @@ def test_linear_model_reproduces_the_simulators_accelerations():
     def accelerations(e, v):
         q = np.array([so3.quat_from_matrix(R) for R in R0 @ so3.exp_many(e)])
         _dynamics(sim._model(), q, np.ascontiguousarray(v), np.zeros((n, 3)), np.zeros((n, 3)),
-                  sim.stiffness_scale, sim.damping_scale, 0.0, sim._work_tuple(), sim._air())
+                  sim.stiffness_scale, sim.damping_scale, 0.0, 0.0, sim._work_tuple(), sim._air())
         return sim._work.vdot.reshape(-1).copy()
 
     h = 1e-6

@@ -25,7 +25,7 @@ import numpy as np
 from .kernel import kernel
 
 from . import linalg3 as la
-from .joints import gravity_stiffness_psd
+from .joints import gravity_stiffness_psd, load_stiffness_magnitude
 from .so3 import quat_matrix
 from . import mat3 as m3
 
@@ -115,7 +115,7 @@ def _implicit_stiffness(K, theta_h, omega_rel, D, tau):
 def articulated_accelerations(parent, mass, com_offset, inertia_base, stiffness, damping,
                               C_IF, base, omega, omega_rel, tau, gravity, ext_force, ext_torque,
                               armature_k, armature_c, gravity_theta_h, drag_jacobian, drag_lever,
-                              drag_theta_h, IA_A, IA_B, IA_C, pA_w, pA_f, c_w, c_f, D_inv, u,
+                              drag_h, IA_A, IA_B, IA_C, pA_w, pA_f, c_w, c_f, D_inv, u,
                               acc_w, acc_f, sub_m, sub_h, sub_fw, sub_fh, sub_f, vdot):
     """Joint accelerations vdot (N, 3), rad/s², child axes: RBDA Table 7.1 in base-point coordinates.
 
@@ -123,12 +123,13 @@ def articulated_accelerations(parent, mass, com_offset, inertia_base, stiffness,
     axes; com_offset (N, 3) m limb axes; stiffness, damping (N, 3, 3) child axes, added to D as
     armature_k·K + armature_c·C; gravity_theta_h > 0 adds θ²h² times the PSD gravity stiffness to
     D and −θh times it, applied to omega_rel, to the joint torque (0 for explicit methods).
-    drag_theta_h > 0 adds θh times the drag's damping Lᵀ D L (drag_jacobian D (N, 3, 3) N s/m,
-    L = [−ρ^×, 1] with drag_lever ρ (N, 3) m, base → midpoint) to each limb's inertia, so that
-    aerodynamic damping is implicit too; the bias forces keep the rigid inertia. It also adds
-    the PSD part of the loads' geometric stiffness (ext_force applied at base + drag_lever,
-    gathered per subtree like gravity's, about the subtree's force-weighted centre), implicit
-    like gravity's: a large drag on a light limb is a stiff "weathervane" spring.
+    drag_h > 0 (the step h: aerodynamic terms by backward Euler) adds h times the drag's damping
+    Lᵀ D L (drag_jacobian D (N, 3, 3) N s/m, L = [−ρ^×, 1] with drag_lever ρ (N, 3) m,
+    base → midpoint) to each limb's inertia, so that aerodynamic damping is implicit too; the
+    bias forces keep the rigid inertia. It also adds the PSD part of the loads' geometric
+    stiffness (ext_force applied at base + drag_lever, gathered per subtree like gravity's,
+    about the subtree's force-weighted centre), implicit like gravity's: a large drag on a
+    light limb is a stiff "weathervane" spring.
 
     The 6×6 articulated inertia of limb i is [IA_A, IA_B; IA_Bᵀ, IA_C] (3×3 blocks), its bias
     force [pA_w; pA_f]; the joint's motion subspace is S = [1; 0] (rotations about the base).
@@ -150,18 +151,18 @@ def articulated_accelerations(parent, mass, com_offset, inertia_base, stiffness,
         p_f = m3.vsub(m3.cross(w, m3.cross(w, mc)), m3.vload(ext_force[i]))
         sub_m[i] = m
         m3.vstore(m3.vadd(m3.vscale(m, m3.vload(base[i])), mc), sub_h[i])
-        if drag_theta_h > 0.0:
+        if drag_h > 0.0:
             rho = m3.vload(drag_lever[i])
             Dj = m3.load(drag_jacobian[i])
             rho_D = m3.hat_mul(rho, Dj)                                      # ρ^× D
-            A = m3.sub(A, m3.scale(drag_theta_h, m3.mul_hat(rho_D, rho)))    # − θh ρ^× D ρ^×
-            B = m3.add(B, m3.scale(drag_theta_h, rho_D))
-            Cm = m3.add(Cm, m3.scale(drag_theta_h, Dj))
+            A = m3.sub(A, m3.scale(drag_h, m3.mul_hat(rho_D, rho)))    # − h ρ^× D ρ^×
+            B = m3.add(B, m3.scale(drag_h, rho_D))
+            Cm = m3.add(Cm, m3.scale(drag_h, Dj))
             # Gravity enters as the ground acceleration −g, which would give the added inertia
-            # a weight: cancel it (pA += θh Lᵀ D L [0; g] = θh [ρ × D g; D g]).
+            # a weight: cancel it (pA += h Lᵀ D L [0; g] = h [ρ × D g; D g]).
             Dg = m3.matvec(Dj, g)
-            p_f = m3.vadd(p_f, m3.vscale(drag_theta_h, Dg))
-            p_w = m3.vadd(p_w, m3.vscale(drag_theta_h, m3.cross(rho, Dg)))
+            p_f = m3.vadd(p_f, m3.vscale(drag_h, Dg))
+            p_w = m3.vadd(p_w, m3.vscale(drag_h, m3.cross(rho, Dg)))
             F = m3.vload(ext_force[i])
             weight = math.sqrt(m3.dot(F, F))
             sub_fw[i] = weight
@@ -189,7 +190,7 @@ def articulated_accelerations(parent, mass, com_offset, inertia_base, stiffness,
             continue
         sub_m[p] += sub_m[i]
         m3.vadd_into(m3.vload(sub_h[i]), sub_h[p])
-        if drag_theta_h > 0.0:
+        if drag_h > 0.0:
             sub_fw[p] += sub_fw[i]
             m3.vadd_into(m3.vload(sub_fh[i]), sub_fh[p])
             m3.vadd_into(m3.vload(sub_f[i]), sub_f[p])
@@ -205,13 +206,16 @@ def articulated_accelerations(parent, mass, com_offset, inertia_base, stiffness,
         D = m3.congruence(C, arm)
         tau_w = m3.matvec(C, m3.vload(tau[i]))
         if gravity_theta_h > 0.0:
-            rho = m3.vsub(m3.vscale(1.0 / sub_m[i], m3.vload(sub_h[i])), b)
-            D, tau_w = _implicit_stiffness(gravity_stiffness_psd(sub_m[i], rho, g),
+            # the subtree's first moment about the joint, m ρ = Σ m r − m b
+            moment = m3.vsub(m3.vload(sub_h[i]), m3.vscale(sub_m[i], b))
+            D, tau_w = _implicit_stiffness(gravity_stiffness_psd(1.0, moment, g),
                                            gravity_theta_h, w_rel, D, tau_w)
-        if drag_theta_h > 0.0 and sub_fw[i] > 0.0:
-            rho = m3.vsub(m3.vscale(1.0 / sub_fw[i], m3.vload(sub_fh[i])), b)
-            D, tau_w = _implicit_stiffness(gravity_stiffness_psd(1.0, rho, m3.vload(sub_f[i])),
-                                           drag_theta_h, w_rel, D, tau_w)
+        if drag_h > 0.0 and sub_fw[i] > 0.0:
+            # the loads' resultant F at their |F|-weighted centre ρ: (F/Σ|F|)·(Σ|F| ρ)
+            moment = m3.vsub(m3.vload(sub_fh[i]), m3.vscale(sub_fw[i], b))
+            F = m3.vscale(1.0 / sub_fw[i], m3.vload(sub_f[i]))
+            D, tau_w = _implicit_stiffness(load_stiffness_magnitude(F, moment),
+                                           drag_h, w_rel, D, tau_w)
         m3.store(D, D_inv[i])
         m3.vstore(tau_w, u[i])
 

@@ -98,7 +98,7 @@ def _split(sim: Simulation) -> dict[str, float]:
             t.parent, t.mass, t.com_offset, sim.inertia_base, t.stiffness, t.damping, w.C_IF,
             w.base, w.omega, w.omega_rel, w.tau, sim.gravity, w.aero_force, w.aero_torque,
             theta_h ** 2 * sim.stiffness_scale, theta_h * sim.damping_scale, theta_h,
-            w.drag_jacobian, w.lever, theta_h, w.IA_A, w.IA_B, w.IA_C, w.pA_w, w.pA_f, w.c_w,
+            w.drag_jacobian, w.lever, sim.dt, w.IA_A, w.IA_B, w.IA_C, w.pA_w, w.pA_f, w.c_w,
             w.c_f, w.D_inv, w.u, w.acc_w, w.acc_f, w.sub_m, w.sub_h, w.sub_fw, w.sub_fh, w.sub_f,
             w.vdot)
 

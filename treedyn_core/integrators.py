@@ -47,8 +47,9 @@ def joint_torques(R_rel, v, spring_C_rel, stiffness, damping, k_scale, c_scale, 
 
 
 @kernel
-def _dynamics(model, q, v, ext_force, ext_torque, k_scale, c_scale, implicit_h, w, air):
-    """Joint accelerations of state (q, v) into w[-1] (vdot); implicit_h = θh (0: explicit).
+def _dynamics(model, q, v, ext_force, ext_torque, k_scale, c_scale, implicit_h, drag_h, w, air):
+    """Joint accelerations of state (q, v) into w[-1] (vdot); implicit_h = θh for the joints'
+    springs and dampers, drag_h = h for the aerodynamic terms (both 0: explicit).
 
     Stages: kinematics → aerodynamic loads (if air[0]) → joint torques → articulated-body
     recursion. With air, the loads given in ext_force/ext_torque are added to the drag.
@@ -63,27 +64,27 @@ def _dynamics(model, q, v, ext_force, ext_torque, k_scale, c_scale, implicit_h, 
      leaf_drag_coefficient, vogel_exponent, wind_state, reference_height, profile_exponent,
      mode_k, mode_amp, mode_phase, wind_work) = air
     forward_kinematics(parent, base_offset, q, v, R_rel, C_IF, base, omega, base_vel, omega_rel)
-    drag_theta_h = 0.0
+    drag_implicit_h = 0.0
     force, torque = ext_force, ext_torque
     if enabled:
         midpoints(C_IF, base, omega, base_vel, length, limb_u, mid, mid_vel, lever)
         wind_velocity(mid, wind_state, reference_height, profile_exponent, mode_k, mode_amp,
                       mode_phase, wind_work, wind_at_mid)
         drag_loads(wind_at_mid, mid_vel, lever, length, radius, leaf_area, air_density,
-                   drag_coefficient, leaf_drag_coefficient, vogel_exponent, implicit_h > 0.0,
+                   drag_coefficient, leaf_drag_coefficient, vogel_exponent, drag_h > 0.0,
                    aero_force, aero_torque, drag_jacobian)
         for i in range(total_force.shape[0]):
             for r in range(3):
                 total_force[i, r] = ext_force[i, r] + aero_force[i, r]
                 total_torque[i, r] = ext_torque[i, r] + aero_torque[i, r]
         force, torque = total_force, total_torque
-        drag_theta_h = implicit_h
+        drag_implicit_h = drag_h
     joint_torques(R_rel, v, spring_C_rel, stiffness, damping, k_scale, c_scale, implicit_h, theta,
                   tau)
     articulated_accelerations(parent, mass, com_offset, inertia_base, stiffness, damping, C_IF,
                               base, omega, omega_rel, tau, gravity, force, torque,
                               implicit_h * implicit_h * k_scale, implicit_h * c_scale, implicit_h,
-                              drag_jacobian, lever, drag_theta_h,
+                              drag_jacobian, lever, drag_implicit_h,
                               IA_A, IA_B, IA_C, pA_w, pA_f, c_w, c_f, D_inv, u, acc_w, acc_f,
                               sub_m, sub_h, sub_fw, sub_fh, sub_f, vdot)
 
@@ -107,7 +108,7 @@ def implicit_steps(n_steps, h, theta_m, model, q, v, ext_force, ext_torque, k_sc
     """
     vdot = w[-1]
     for step in range(n_steps):
-        _dynamics(model, q, v, ext_force, ext_torque, k_scale, c_scale, theta_m * h, w, air)
+        _dynamics(model, q, v, ext_force, ext_torque, k_scale, c_scale, theta_m * h, h, w, air)
         bad = first_non_finite(vdot)
         if bad >= 0:
             return step, bad
@@ -141,7 +142,7 @@ def rk4_steps(n_steps, h, model, q, v, ext_force, ext_torque, k_scale, c_scale, 
                     qs[i, r] = q0[i, r] + (a * kq[stage - 1, i, r] if stage > 0 else 0.0)
                 for r in range(3):
                     vs[i, r] = v0[i, r] + (a * kv[stage - 1, i, r] if stage > 0 else 0.0)
-            _dynamics(model, qs, vs, ext_force, ext_torque, k_scale, c_scale, 0.0, w, air)
+            _dynamics(model, qs, vs, ext_force, ext_torque, k_scale, c_scale, 0.0, 0.0, w, air)
             bad = first_non_finite(vdot)
             if bad >= 0:
                 q[:] = q0

@@ -95,31 +95,42 @@ def gravity_stiffness_psd(mass, rho, g):
 
     mass : kg, the subtree's mass;  rho : (3,) m, its centre of mass relative to the joint;
     g : (3,) m/s². Returns the 3×3 matrix, N m/rad, in the axes of rho and g (DESIGN §4),
-    as a `mat3` tuple.
+    as a `mat3` tuple. (Only m ρ matters: `gravity_stiffness_psd(1, m ρ, g)` is the same.)
 
     Rotating the subtree by δφ changes V = −m g·ρ by ½ δφᵀ K_g δφ with
     K_g = m [(g·ρ) 1 − sym(g ρᵀ)], whose eigenvalues are m|g||ρ| (1 + c)/2 along a − b,
     m|g||ρ| (c − 1)/2 ≤ 0 along a + b and m|g||ρ| c along a × b (a = ĝ, b = ρ̂, c = a·b).
-    The negative ones are removed in closed form (no eigen-solver in the step).
+    The negative ones are removed in closed form (no eigen-solver in the step), written with
+    P = g·ρ and Q = |g||ρ| so that it costs one square root and one division:
+    c ≥ 0: K_g less λ2 e eᵀ/|e|² along e = a + b;  c < 0: λ1 e eᵀ/|e|² along e = a − b, with
+    Q e eᵀ = (|ρ|/|g|) g gᵀ ± (g ρᵀ + ρ gᵀ) + (|g|/|ρ|) ρ ρᵀ.
     """
-    gn = math.sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2])
-    rn = math.sqrt(rho[0] * rho[0] + rho[1] * rho[1] + rho[2] * rho[2])
-    if gn == 0.0 or rn == 0.0 or mass == 0.0:
+    gg = m3.dot(g, g)
+    rr = m3.dot(rho, rho)
+    P = m3.dot(g, rho)
+    Q = math.sqrt(gg * rr)
+    if Q == 0.0 or mass == 0.0:
         return m3.diagonal(0.0)
-    scale = mass * gn * rn
-    inv_g, inv_r = 1.0 / gn, 1.0 / rn
-    a = (g[0] * inv_g, g[1] * inv_g, g[2] * inv_g)
-    b = (rho[0] * inv_r, rho[1] * inv_r, rho[2] * inv_r)
-    c = m3.dot(a, b)
-    if c >= 0.0:
-        # K_g/scale = c 1 − (a bᵀ + b aᵀ)/2 less its one negative part λ2 e eᵀ along
-        # e = a + b, |e|² = 2(1 + c), λ2 = (c − 1)/2.
-        ab = m3.outer(a, b)
-        e = m3.vadd(a, b)
-        f = 0.5 * (c - 1.0) / (2.0 * (1.0 + c))
-        K = m3.sub(m3.diagonal(c), m3.scale(0.5, m3.add(ab, m3.transpose(ab))))
-        return m3.scale(scale, m3.sub(K, m3.scale(f, m3.outer(e, e))))
-    # a + b and a × b are negative; the PSD part is λ1 e eᵀ along e = a − b,
-    # |e|² = 2(1 − c), λ1 = (1 + c)/2.
-    e = m3.vsub(a, b)
-    return m3.scale(scale * 0.5 * (1.0 + c) / (2.0 * (1.0 - c)), m3.outer(e, e))
+    if P >= 0.0:
+        # λ2/|e|² = Q (c − 1)/(4 (1 + c)) = (P − Q)/(4 (P + Q)) times Q e eᵀ above
+        k = 0.25 * (P - Q) / (Q * (P + Q))
+        diagonal, cross, along_g, along_rho = P, -(0.5 + k * Q), -k * rr, -k * gg
+    else:
+        # λ1/|e|² = (Q + P)/(4 (Q − P)) times Q e eᵀ above, with the minus sign of e = a − b
+        k = 0.25 * (Q + P) / (Q * (Q - P))
+        diagonal, cross, along_g, along_rho = 0.0, -k * Q, k * rr, k * gg
+    g_rho = m3.outer(g, rho)
+    K = m3.add(m3.add(m3.diagonal(diagonal), m3.scale(cross, m3.add(g_rho, m3.transpose(g_rho)))),
+               m3.add(m3.scale(along_g, m3.outer(g, g)), m3.scale(along_rho, m3.outer(rho, rho))))
+    return m3.scale(mass, K)
+
+
+@kernel(inline="always")
+def load_stiffness_magnitude(F, rho):
+    """|K|: the geometric stiffness K = (F·ρ) 1 − sym(F ρᵀ) of a force F (N) fixed in space at
+    ρ (m) from the joint, with its negative eigenvalues made positive, N m/rad (mat3 tuple).
+    |K| = 2 K₊ − K with K₊ its positive-semidefinite part (`gravity_stiffness_psd`)."""
+    g_rho = m3.outer(F, rho)
+    K = m3.sub(m3.diagonal(m3.dot(F, rho)), m3.scale(0.5, m3.add(g_rho, m3.transpose(g_rho))))
+    c = m3.cross(F, rho)
+    return m3.add(m3.sub(m3.scale(2.0, gravity_stiffness_psd(1.0, rho, F)), K), m3.diagonal(0.5 * math.sqrt(m3.dot(c, c))))

@@ -5,7 +5,7 @@ and rates; the quaternions are renormalised whenever the state is handed back.
 
 - articulated model: joint quaternions (4N) + joint rates (3N), the joint
   accelerations from the articulated step's own dynamics with nothing implicit
-  (``integrators._dynamics(..., implicit_h=0)``);
+  (``integrators._dynamics(..., implicit_h=0, drag_h=0)``);
 - seed model: absolute quaternions (4N) + body rates (3N) (`seed_model.seed_rates`);
 - a `freebody.FreeBody`: its 13-vector.
 
@@ -39,7 +39,7 @@ def articulated_rates(model, y, ext_force, ext_torque, k_scale, c_scale, w, air,
             q[i, r] = y[4 * i + r]
         for r in range(3):
             v[i, r] = y[4 * n + 3 * i + r]
-    _dynamics(model, q, v, ext_force, ext_torque, k_scale, c_scale, 0.0, w, air)
+    _dynamics(model, q, v, ext_force, ext_torque, k_scale, c_scale, 0.0, 0.0, w, air)
     vdot = w[-1]
     for i in range(n):
         quat_rate(q[i], v[i], out[4 * i:4 * i + 4])
