@@ -52,6 +52,7 @@ def test_bench_performance_json_has_every_row():
             split = row["split_seconds"]
             for stage in ("wind_and_drag", "joint_forces", "recursion"):
                 assert positive(split[stage]), (row["limbs"], stage, split[stage])
+            assert positive(row["seconds_per_step_no_wind"])
 
 
 def test_bench_frames_json_has_every_row(qapp):

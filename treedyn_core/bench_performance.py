@@ -132,6 +132,10 @@ def measure_size(target: int, integrators=("implicit", "rk4")) -> list[dict]:
                "load_seconds": load_seconds}
         if integrator == "implicit":
             row["split_seconds"] = _split(sim)
+            # the same step with the aerodynamics off (no wind field, no drag)
+            aerodynamics, sim.aerodynamics = sim.aerodynamics, False
+            row["seconds_per_step_no_wind"] = _median_seconds(lambda: sim.step(1))
+            sim.aerodynamics = aerodynamics
         rows.append(row)
     return rows
 
@@ -196,25 +200,28 @@ def run(sizes=SIZES, as_json: bool = False, out=sys.stdout) -> dict:
         print(f"treedyn {info['treedyn']} on {info['cpu']} ({info['cpus']} CPUs), Python "
               f"{info['python']}, numpy {info['numpy']}, numba {info['numba']}", file=out)
         print("implicit at dt = 1/120 s, rk4 at its largest stable dt; wind 6 m/s, turbulence "
-              "0.2; medians of the stepping thread's CPU time after warm-up\n", file=out)
+              "0.2 (last column: implicit with the aerodynamics off); medians of the stepping "
+              "thread's CPU time after warm-up\n", file=out)
         print(f"{'limbs':>8} {'integrator':>10} {'dt s':>9} {'ms/step':>9} {'steps/s':>9} "
               f"{'× real':>8} {'µs/limb':>8} {'wind+drag':>10} {'joints':>8} {'recursion':>10} "
-              f"{'load s':>7}", file=out)
+              f"{'load s':>7} {'no wind':>8}", file=out)
         print(f"{'':>8} {'':>10} {'':>9} {'':>9} {'':>9} {'':>8} {'':>8} {'ms':>10} {'ms':>8} "
-              f"{'ms':>10}", file=out)
+              f"{'ms':>10} {'':>7} {'ms/step':>8}", file=out)
     rows = []
     for size in sizes:
         for row in measure_size(size):
             rows.append(row)
             if not as_json:
                 split = row.get("split_seconds")
+                no_wind = (f"{1e3 * row['seconds_per_step_no_wind']:>8.3f}"
+                           if "seconds_per_step_no_wind" in row else "")
                 parts = (f"{1e3 * split['wind_and_drag']:>10.3f} {1e3 * split['joint_forces']:>8.3f} "
                          f"{1e3 * split['recursion']:>10.3f}" if split else f"{'':>10} {'':>8} {'':>10}")
                 print(f"{row['limbs']:>8,} {row['integrator']:>10} {row['dt']:>9.2e} "
                       f"{1e3 * row['seconds_per_step']:>9.3f} "
                       f"{row['steps_per_second']:>9.0f} {row['real_time_factor']:>8.2f} "
                       f"{row['microseconds_per_limb_step']:>8.3f} {parts} "
-                      f"{row['load_seconds']:>7.2f}", file=out, flush=True)
+                      f"{row['load_seconds']:>7.2f} {no_wind}", file=out, flush=True)
     first = time_to_first_step()
     calibration = calibration_ms()
     result = {"machine": info, "dt": DT, "rows": rows, "time_to_first_step_seconds": first,
