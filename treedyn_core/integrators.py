@@ -3,7 +3,10 @@
 - `implicit_steps`: the θ-method, linearly implicit in the joint rates, with the
   springs, dampers and the PSD part of gravity's stiffness implicit:
   ``(M + θhC + θ²h²K) a = f(q, v) − θhK v``, ``v ← v + h a``, each joint
-  quaternion advanced by ``exp(h (v_old + θ h a))``.
+  quaternion advanced by ``exp(h (v_old + θ h a))``. The drag's damping enters the
+  inertias as ``h LᵀDL`` (backward Euler, not θh): the drag also depends on where a
+  limb is in the gusty field, an explicit term that θh left unstable on light leafy
+  shoots in a storm.
 - `rk4_steps`: classical RK4 on the joint quaternions as vectors in R⁴
   (``q̇ = ½ q ⊗ (0, v)``) and the joint rates, quaternions renormalised after
   each full step.

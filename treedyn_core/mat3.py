@@ -5,7 +5,7 @@ A vector is ``(x, y, z)``; a matrix is its nine entries row by row,
 tuples instead of writing into arrays: once inlined, the compiler keeps every
 intermediate in registers, where work arrays would be stored and reloaded
 after each write (an array write may alias any other array, so nothing can be
-kept across it). The inward pass of `articulated` runs ~2× faster this way.
+kept across it). The articulated-body recursion runs in 0.79 of the time this way.
 """
 
 from __future__ import annotations
