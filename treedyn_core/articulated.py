@@ -126,9 +126,9 @@ def articulated_accelerations(parent, mass, com_offset, inertia_base, stiffness,
     drag_h > 0 (the step h: aerodynamic terms by backward Euler) adds h times the drag's damping
     Lᵀ D L (drag_jacobian D (N, 3, 3) N s/m, L = [−ρ^×, 1] with drag_lever ρ (N, 3) m,
     base → midpoint) to each limb's inertia, so that aerodynamic damping is implicit too; the
-    bias forces keep the rigid inertia. It also adds the PSD part of the loads' geometric
-    stiffness (ext_force applied at base + drag_lever, gathered per subtree like gravity's,
-    about the subtree's force-weighted centre), implicit like gravity's: a large drag on a
+    bias forces keep the rigid inertia. It also makes the loads' geometric stiffness implicit
+    (ext_force applied at base + drag_lever, gathered per subtree like gravity's, about the
+    subtree's force-weighted centre; `joints.load_stiffness_magnitude`): a large drag on a
     light limb is a stiff "weathervane" spring.
 
     The 6×6 articulated inertia of limb i is [IA_A, IA_B; IA_Bᵀ, IA_C] (3×3 blocks), its bias
