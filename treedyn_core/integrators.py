@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 from .kernel import kernel
 
 from .aero import drag_loads, midpoints
