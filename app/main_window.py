@@ -39,6 +39,9 @@ from .tree_visual import LINES, TUBES
 from .worker import FAILED, LIVE_INTEGRATORS, PAUSED, PREPARING, RUNNING, SimulationWorker
 
 TICK_MS = 16  # ~60 Hz: how often the window reads the worker's latest frame
+# The live plot scrolls ~40 px per second: 20 repaints a second look smooth, and each
+# repaint (three polylines of ~1,200 points, antialiased) costs the GUI thread ~2 ms.
+PLOT_INTERVAL_S = 0.05
 STATUS_INTERVAL = 0.25  # s between status-bar refreshes
 MAX_RECENT = 8
 PREPARING_TEXT = "Preparing simulation (compiling kernels, first run only)…"
@@ -116,6 +119,8 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(PREPARING_TEXT)
         self._wire()
         self.canvas.canvas.events.draw.connect(self._count_draw)
+        self._plot_stale = False
+        self._plot_painted_at = 0.0
         self.timer = QTimer(self)
         self.timer.setInterval(TICK_MS)
         self.timer.timeout.connect(self._tick)
@@ -606,6 +611,7 @@ class MainWindow(QMainWindow):
             if frame.seq != self._seq:
                 self._seq = frame.seq
                 self._show_frame(frame)
+            self._repaint_plot()
             if self.modes_dock.isVisible():
                 self._poll_modes()
             if self._animation is not None:
@@ -613,6 +619,15 @@ class MainWindow(QMainWindow):
             self._update_status(frame)
         except Exception:  # keep the window alive; the trace goes to stderr
             traceback.print_exc()
+
+    def _repaint_plot(self) -> None:
+        """Repaint the live plot when it has new samples, at most every `PLOT_INTERVAL_S`."""
+        now = time.perf_counter()
+        if self._plot_stale and self.plot.isVisible() \
+                and now - self._plot_painted_at >= PLOT_INTERVAL_S:
+            self._plot_stale = False
+            self._plot_painted_at = now
+            self.plot.update()
 
     def _show_frame(self, frame) -> None:
         if self._compiling_at is not None and frame.state == RUNNING \
@@ -635,9 +650,8 @@ class MainWindow(QMainWindow):
             self._drawn_snapshot = frame.snapshot
             self.canvas.set_pose(frame.snapshot.base, frame.snapshot.tip)
             self.grab_tool.follow(frame.snapshot.base, frame.snapshot.tip)
-        if frame.probe is not None and self.history.add(frame.probe, frame.generation) \
-                and self.plot.isVisible():
-            self.plot.update()
+        if frame.probe is not None and self.history.add(frame.probe, frame.generation):
+            self._plot_stale = True
         if frame.settings is not None:
             wind = (round(frame.settings.wind_speed, 3),
                     round(frame.settings.wind_direction_deg, 2))

@@ -216,6 +216,16 @@ def test_live_plot_follows_the_crown_top_and_scrolls(qtbot, open_window):
     assert blue > 20 and brown > 20
 
 
+def test_polyline_holds_the_points_it_was_given():
+    from app.plots import polyline
+
+    x, y = np.linspace(3.0, 250.5, 97), np.sin(np.arange(97.0)) * 40.0 + 60.0
+    polygon = polyline(x, y)
+    assert polygon.size() == 97
+    assert [(polygon.at(i).x(), polygon.at(i).y()) for i in range(97)] == list(zip(x, y))
+    assert polyline(np.empty(0), np.empty(0)).isEmpty()
+
+
 # -- mode viewer -----------------------------------------------------------------------------------
 
 def upward_crossing_period(t: np.ndarray, x: np.ndarray) -> float:

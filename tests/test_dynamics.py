@@ -225,6 +225,29 @@ def test_public_omega_is_the_body_rate_of_C_IF():
                                atol=OMEGA_DIFFERENCE_TOL * np.abs(omega).max())
 
 
+def test_tips_and_root_moment_describe_the_current_state():
+    """`tip` is base + L C_IF u of the reported poses (numpy against the compiled kernel), and
+    `root_moment` (the root joint alone) is the root's entry of every joint's spring + damper
+    torque, in inertial axes."""
+    from treedyn_core.integrators import joint_torques
+
+    sim = Simulation.from_data(preset_data(
+        THREE_LIMBS, wind=STILL_AIR,
+        initial_state=[{"limb": "A", "rotation_deg": [10, -5, 0], "angular_velocity": [1, -2, 0.5]},
+                       {"limb": "B", "rotation_deg": [0, 20, 0], "angular_velocity": [1, 2, 3]}]))
+    sim.step(7)
+    t = sim.tree
+    expected_tips = sim.base + t.length[:, None] * np.einsum("nij,nj->ni", sim.C_IF, t.u)
+    np.testing.assert_allclose(sim.tip, expected_tips, rtol=0, atol=1e-14)
+    n = t.n
+    theta, tau = np.empty((n, 3)), np.empty((n, 3))
+    joint_torques(sim._work.R_rel.copy(), sim.v, sim.spring_C_rel, t.stiffness, t.damping,
+                  sim.stiffness_scale, sim.damping_scale, 0.0, theta, tau)
+    expected_moment = sim.C_IF[0] @ tau[0]
+    assert np.linalg.norm(expected_moment) > 1.0
+    np.testing.assert_allclose(sim.root_moment(), expected_moment, rtol=1e-14, atol=0)
+
+
 # ---------------------------------------------------------------------------------------------
 # 4. A hanging limb on a free joint at app time steps (gravity's PSD stiffness is implicit).
 # ---------------------------------------------------------------------------------------------

@@ -103,6 +103,15 @@ def forward_kinematics(parent, base_offset, q, v, R_rel, C_IF, base, omega, base
         m3.vstore(m3.vadd(w, w_rel), omega[i])
 
 
+@kernel
+def limb_tips(C_IF, base, length, u, tip):
+    """Tips (N, 3) m, inertial: base + L C_IF u, after forward_kinematics."""
+    for i in range(length.shape[0]):
+        m3.vstore(m3.vadd(m3.vload(base[i]),
+                          m3.vscale(length[i], m3.matvec(m3.load(C_IF[i]), m3.vload(u[i])))),
+                  tip[i])
+
+
 @kernel(inline="always")
 def _implicit_stiffness(K, theta_h, omega_rel, D, tau):
     """A joint stiffness K (inertial axes) made implicit in the θ-method: returns

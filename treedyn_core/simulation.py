@@ -17,7 +17,7 @@ import numpy as np
 
 from . import so3
 from .aero import drag_loads, midpoints
-from .articulated import Workspace, forward_kinematics, mechanical_energy
+from .articulated import Workspace, forward_kinematics, limb_tips, mechanical_energy
 from .compile_notice import announce_if_slow
 from .errors import SimulationDiverged, TreedynError
 from .integrators import implicit_steps, joint_torques, rk4_steps
@@ -353,8 +353,10 @@ class Simulation:
     @property
     def tip(self) -> np.ndarray:
         """(N, 3) m, inertial tips: base + L C_IF u."""
-        t = self.tree
-        return self._work.base + t.length[:, None] * np.einsum("nij,nj->ni", self._work.C_IF, t.u)
+        t, w = self.tree, self._work
+        tip = np.empty((t.n, 3))
+        limb_tips(w.C_IF, w.base, t.length, t.u, tip)
+        return tip
 
     def energies(self) -> tuple[float, float, float]:
         """(kinetic, gravity potential, spring potential), J (seed model: the energies it
@@ -388,8 +390,12 @@ class Simulation:
         tree, the bending moment at the base of the trunk."""
         if self._seed is not None:
             return self._seed.root_moment(self)
-        self.energies()  # leaves the joints' spring + damper torques (child axes) in _work.tau
-        return self._work.C_IF[0] @ self._work.tau[0]
+        t, w = self.tree, self._work
+        root = slice(0, 1)  # the root is limb 0 (breadth-first): its joint alone, O(1)
+        joint_torques(w.R_rel[root], self.v[root], self.spring_C_rel[root], t.stiffness[root],
+                      t.damping[root], self.stiffness_scale, self.damping_scale, 0.0,
+                      w.theta[root], w.tau[root])
+        return w.C_IF[0] @ w.tau[0]
 
     def crown_top(self) -> int:
         """Index of the limb whose tip is highest at rest: the top of the crown."""
