@@ -1,8 +1,9 @@
 """The tree in the vispy scene: limbs as segments (or tubes), foliage as triangles.
 
-Drawing follows FACTS (Mesa llvmpipe): one `Line` visual per width class
-(a `Line` has one width; many visuals are slow), ``connect='segments'``,
-method ``'gl'``. Foliage is one visual of flat triangles (see FOLIAGE_AREA).
+Drawing follows FACTS (Mesa llvmpipe): GL line segments in a few width classes
+(a GL line has one width), all in one visual (`LimbLinesVisual`: one vertex buffer,
+one draw call per class; each vispy visual costs ~0.5 ms of Python per frame).
+Foliage is one visual of flat triangles (see FOLIAGE_AREA).
 Every buffer is allocated when a tree is set and filled in place each frame;
 the per-frame path allocates nothing proportional to the tree.
 """
@@ -92,6 +93,85 @@ void main() {
 """
 
 
+_LIMB_VERTEX = """
+attribute vec3 a_position;
+attribute vec4 a_color;
+varying vec4 v_color;
+void main() {
+    v_color = a_color;
+    gl_Position = $transform(vec4(a_position, 1.0));
+}
+"""
+
+_LIMB_FRAGMENT = """
+varying vec4 v_color;
+void main() {
+    gl_FragColor = v_color;
+}
+"""
+
+
+class LimbLinesVisual(Visual):
+    """Limbs as GL line segments: one vertex buffer refilled in place each frame, drawn by
+    width class (consecutive vertex ranges), one draw call and line width per class.
+
+    Replaces one vispy `Line` per class: the same segments, colours and GL state
+    ('translucent', as `Line`), with one upload and one visual's overhead per frame.
+    """
+
+    def __init__(self):
+        super().__init__(vcode=_LIMB_VERTEX, fcode=_LIMB_FRAGMENT)
+        self._positions = gloo.VertexBuffer(np.zeros((2, 3), dtype=np.float32))
+        self._colors = gloo.VertexBuffer(np.zeros((2, 4), dtype=np.float32))
+        self.shared_program["a_position"] = self._positions
+        self.shared_program["a_color"] = self._colors
+        self._draw_mode = "lines"
+        self._classes: list[gloo.IndexBuffer | None] = []
+        self.widths = np.zeros(0)  # px, of each class
+        self._bounds = np.zeros((2, 3))
+        self.set_gl_state("translucent")
+
+    def set_segments(self, vertices: np.ndarray, colors: np.ndarray,
+                     class_start: np.ndarray, class_stop: np.ndarray) -> None:
+        """(2S, 3) float32 vertices and (2S, 4) float32 RGBA, segment k from vertex 2k to
+        2k + 1; segments [class_start[c], class_stop[c]) form width class c."""
+        self._colors.set_data(colors)
+        self._classes = [gloo.IndexBuffer(np.arange(2 * a, 2 * b, dtype=np.uint32))
+                         if b > a else None for a, b in zip(class_start, class_stop)]
+        self.widths = np.ones(len(self._classes))
+        self._bounds = np.array([vertices.min(axis=0), vertices.max(axis=0)])
+        self.set_positions(vertices)
+
+    def set_positions(self, vertices: np.ndarray) -> None:
+        """Move the segments' (2S, 3) float32 vertices; the bounds (camera ranging only) stay
+        those of the first set."""
+        self._positions.set_data(vertices)
+        self.update()
+
+    def draw(self):
+        if not self.visible or not self._classes:
+            return
+        self._configure_gl_state()
+        scale = self.transforms.pixel_scale
+        for indices, width in zip(self._classes, self.widths):
+            if indices is not None:
+                gloo.set_line_width(max(width * scale, 1.0))
+                self._program.draw(self._draw_mode, indices)
+        gloo.set_line_width(1.0)
+
+    def _compute_bounds(self, axis, view):
+        return self._bounds[0, axis], self._bounds[1, axis]
+
+    def _prepare_transforms(self, view):
+        view.view_program.vert["transform"] = view.get_transform()
+
+    def _prepare_draw(self, view):
+        return True
+
+
+LimbLines = scene.visuals.create_visual_node(LimbLinesVisual)
+
+
 class FoliageVisual(Visual):
     """Flat-coloured triangles whose vertex buffer is refilled in place (no per-frame
     allocation, unlike vispy's Mesh, which rebuilds its arrays on every change)."""
@@ -141,8 +221,7 @@ class TreeVisual:
 
     def __init__(self, parent, mode: str = LINES):
         self._parent = parent
-        self._lines = [scene.visuals.Line(connect="segments", method="gl", antialias=False,
-                                          parent=parent) for _ in range(WIDTH_CLASSES)]
+        self._limbs = LimbLines(parent=parent)
         self._leaves = Foliage(parent=parent)
         self._leaves.visible = False
         self._tubes = None
@@ -166,14 +245,11 @@ class TreeVisual:
         self._class_start = self._class_stop - counts
         self._gather = np.empty((n, 3))
         self._segments = np.zeros((n, 2, 3), dtype=np.float32)
-        vertices = self._segments.reshape(-1, 3)
         self._colors = limb_colors(radius)
         vertex_colors = np.repeat(self._colors[self._order], 2, axis=0).astype(np.float32)
-        for k, line in enumerate(self._lines):
-            a, b = 2 * self._class_start[k], 2 * self._class_stop[k]
-            line.visible = b > a and self._mode == LINES
-            if b > a:
-                line.set_data(pos=vertices[a:b], color=vertex_colors[a:b])
+        self._limbs.set_segments(self._segments.reshape(-1, 3), vertex_colors,
+                                 self._class_start, self._class_stop)
+        self._limbs.visible = self._mode == LINES
         self._set_up_leaves(tree)
         self._tubes_stale = True
         if self._mode == TUBES:
@@ -238,9 +314,7 @@ class TreeVisual:
         np.take(tip, self._order, axis=0, out=self._gather, mode="clip")
         self._segments[:, 1, :] = self._gather
         if self._mode == LINES:
-            for line in self._lines:
-                if line.visible:
-                    line.set_data(pos=line.pos)  # the same buffer, refilled: re-upload
+            self._limbs.set_positions(self._segments.reshape(-1, 3))
         else:
             self._update_tubes(base, tip)
         self._update_leaves(base, tip)
@@ -271,8 +345,7 @@ class TreeVisual:
     def drawn_widths(self) -> np.ndarray:
         """(N,) px: each limb's drawn width on screen (at the camera's centre of rotation)."""
         if self._mode == LINES:
-            widths = np.array([line.width for line in self._lines], dtype=float)
-            return widths[self._klass]
+            return self._limbs.widths[self._klass]
         return np.clip(2.0 * self._radius * self._px_per_m, MIN_WIDTH_PX, None)
 
     def set_pixels_per_metre(self, px_per_m: float) -> None:
@@ -280,10 +353,10 @@ class TreeVisual:
         self._px_per_m = float(px_per_m)
         if self._tree is None:
             return
-        for line, radius in zip(self._lines, self._class_radius):
-            width = float(np.clip(2.0 * radius * self._px_per_m, MIN_WIDTH_PX, MAX_WIDTH_PX))
-            if line.width != width:
-                line.set_data(width=width)
+        widths = np.clip(2.0 * self._class_radius * self._px_per_m, MIN_WIDTH_PX, MAX_WIDTH_PX)
+        if not np.array_equal(widths, self._limbs.widths):
+            self._limbs.widths = widths
+            self._limbs.update()
 
     # -- render modes -----------------------------------------------------------------------------
 
@@ -298,8 +371,7 @@ class TreeVisual:
         self._mode = mode
         if self._tree is None:
             return
-        for k, line in enumerate(self._lines):
-            line.visible = mode == LINES and self._class_stop[k] > self._class_start[k]
+        self._limbs.visible = mode == LINES
         if mode == TUBES:
             self._set_up_tubes()
         if self._tubes is not None:

@@ -245,7 +245,7 @@ def changed_tree_pixels(first: np.ndarray, second: np.ndarray) -> int:
 
 def to_pixels(window, points: np.ndarray) -> np.ndarray:
     """Canvas pixel (column, row) of scene points (M, 3)."""
-    transform = window.canvas.tree._lines[0].get_transform("visual", "canvas")
+    transform = window.canvas.tree._limbs.get_transform("visual", "canvas")
     mapped = transform.map(points)
     return mapped[:, :2] / mapped[:, 3:4]
 
