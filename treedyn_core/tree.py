@@ -303,7 +303,6 @@ def _stiffness(ordered, material, parent, child_count, length, radius, u):
 def _subtree_inertia_about_joints(parent, level_start, mass, inertia_com, com_offset, C_IF, base):
     """Rotational inertia (N, 3, 3), kg m², of each limb's whole subtree about its joint (its
     base point), at rest, in the limb's own axes; accumulated inward in O(N)."""
-    n = len(parent)
     com = base + np.einsum("nij,nj->ni", C_IF, com_offset)
     I_world = C_IF @ inertia_com @ np.transpose(C_IF, (0, 2, 1))
     sub_m = mass.copy()
