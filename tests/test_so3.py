@@ -76,6 +76,37 @@ SPRING_ANGLES = ANGLES + [2 * np.arctan(0.2) * (1 - 1e-12), 2 * np.arctan(0.2) *
                           0.05, 0.39]
 
 
+@pytest.mark.parametrize("angle", SPRING_ANGLES + [np.pi])
+def test_quaternion_spring_torque_matches_the_matrix_form(angle):
+    """joints.spring_torque_q (error quaternion, used by the step) against spring_torque (error
+    matrix E = C_springᵀ R_rel), and its θ against scipy: the same rotation vector, torque and
+    energy, with anisotropic stiffness and both signs of each quaternion."""
+    from treedyn_core.joints import spring_torque, spring_torque_q
+
+    rng = np.random.default_rng(int(angle * 1e6) + 11)
+    for _ in range(20):
+        axis = rng.normal(size=3)
+        theta = angle * axis / np.linalg.norm(axis)
+        spring = Rotation.random(random_state=rng)
+        joint = spring * Rotation.from_rotvec(theta)
+        A = rng.normal(size=(3, 3))
+        K = A @ A.T + np.eye(3)
+        q_joint = np.roll(joint.as_quat(), 1) * rng.choice([-1.0, 1.0])  # scipy: [x, y, z, w]
+        q_spring = np.roll(spring.as_quat(), 1) * rng.choice([-1.0, 1.0])
+        th_q, tau_q, V_q = spring_torque_q(q_joint, q_spring, K, 1.7)
+        th_m, tau_m, V_m = spring_torque(joint.as_matrix(), spring.as_matrix(), K, 1.7)
+        # At π the two signs of θ are the same rotation: compare up to that sign.
+        sign = np.sign(np.dot(th_q, theta)) if angle == np.pi else 1.0
+        tol = 1e-7 if angle > 3 else 4e-15 * angle + 1e-15
+        np.testing.assert_allclose(sign * np.array(th_q), theta, atol=tol, rtol=0)
+        if angle < 3:  # near π the matrix form's axis is the less accurate one
+            np.testing.assert_allclose(th_q, th_m, atol=tol, rtol=0)
+            # τ ≈ K θ (J_r⁻ᵀ stays below 2 in norm here): θ's tolerance carried through K
+            stiffness = 1.7 * np.linalg.norm(K, 2)
+            np.testing.assert_allclose(tau_q, tau_m, atol=4 * stiffness * tol, rtol=0)
+            assert abs(V_q - V_m) <= 2 * stiffness * (angle + tol) * tol
+
+
 @pytest.mark.parametrize("angle", SPRING_ANGLES)
 def test_spring_error_rotation_matches_scipy(angle):
     """joints.error_rotation_vector (a series below 22.6°, atan2 above, the symmetric part near

@@ -34,7 +34,6 @@ class Workspace:
     """Preallocated work arrays of the recursions for N limbs (nothing is allocated per step)."""
 
     def __init__(self, n: int):
-        self.R_rel = np.zeros((n, 3, 3))      # joint rotations, child → parent axes
         self.C_IF = np.zeros((n, 3, 3))       # limb → inertial
         self.base = np.zeros((n, 3))          # m, inertial
         self.omega = np.zeros((n, 3))         # rad/s, inertial axes
@@ -72,16 +71,15 @@ class Workspace:
 
 
 @kernel
-def forward_kinematics(parent, base_offset, q, v, R_rel, C_IF, base, omega, base_vel, omega_rel):
+def forward_kinematics(parent, base_offset, q, v, C_IF, base, omega, base_vel, omega_rel):
     """Outward pass: poses and velocities of every limb from the joint state.
 
     q (N, 4) joint quaternions (child → parent), v (N, 3) rad/s joint rates in child axes.
-    Writes R_rel (N, 3, 3), C_IF (N, 3, 3) limb → inertial, base (N, 3) m, omega (N, 3) rad/s
+    Writes C_IF (N, 3, 3) limb → inertial, base (N, 3) m, omega (N, 3) rad/s
     and base_vel (N, 3) m/s in inertial axes, omega_rel = C_IF v (N, 3).
     """
     for i in range(parent.shape[0]):
         R = quat_matrix(q[i])
-        m3.store(R, R_rel[i])
         p = parent[i]
         if p < 0:
             C = R

@@ -80,7 +80,7 @@ def _split(sim: Simulation) -> dict[str, float]:
     theta_h = sim.theta_method * sim.dt
 
     def kinematics():
-        forward_kinematics(t.parent, t.base_offset, sim.q, sim.v, w.R_rel, w.C_IF, w.base,
+        forward_kinematics(t.parent, t.base_offset, sim.q, sim.v, w.C_IF, w.base,
                            w.omega, w.base_vel, w.omega_rel)
 
     def wind_and_drag():
@@ -90,7 +90,7 @@ def _split(sim: Simulation) -> dict[str, float]:
                    air[6], air[7], air[8], True, w.aero_force, w.aero_torque, w.drag_jacobian)
 
     def joint_forces():
-        joint_torques(w.R_rel, sim.v, sim.spring_C_rel, t.stiffness, t.damping,
+        joint_torques(sim.q, sim.v, sim.spring_q, t.stiffness, t.damping,
                       sim.stiffness_scale, sim.damping_scale, theta_h, w.theta, w.tau)
 
     def recursion():

@@ -26,20 +26,20 @@ from .kernel import kernel
 from .aero import drag_loads, midpoints
 from .articulated import articulated_accelerations, forward_kinematics
 from . import mat3 as m3
-from .joints import spring_torque
+from .joints import spring_torque_q
 from .so3 import quat_advance, quat_rate
 from .wind import advance_wind, wind_velocity
 
 
 @kernel
-def joint_torques(R_rel, v, spring_C_rel, stiffness, damping, k_scale, c_scale, implicit_kv,
-                  theta, tau):
+def joint_torques(q, v, spring_q, stiffness, damping, k_scale, c_scale, implicit_kv, theta, tau):
     """Spring + damper torques (N, 3), N m, child axes; minus implicit_kv·K v (the θh K v of
-    the θ-method's right-hand side; 0 for explicit methods). Writes the springs' error rotation
-    vectors into theta (N, 3), rad. Returns the spring energy, J."""
+    the θ-method's right-hand side; 0 for explicit methods). q (N, 4) joint quaternions,
+    spring_q (N, 4) the springs' rest orientations, both child → parent. Writes the springs'
+    error rotation vectors into theta (N, 3), rad. Returns the spring energy, J."""
     energy = 0.0
-    for i in range(R_rel.shape[0]):
-        theta_i, spring, V = spring_torque(R_rel[i], spring_C_rel[i], stiffness[i], k_scale)
+    for i in range(q.shape[0]):
+        theta_i, spring, V = spring_torque_q(q[i], spring_q[i], stiffness[i], k_scale)
         rate_matrix = m3.add(m3.scale(c_scale, m3.load(damping[i])),
                              m3.scale(implicit_kv * k_scale, m3.load(stiffness[i])))
         m3.vstore(theta_i, theta[i])
@@ -56,16 +56,16 @@ def _dynamics(model, q, v, ext_force, ext_torque, k_scale, c_scale, implicit_h, 
     Stages: kinematics → aerodynamic loads (if air[0]) → joint torques → articulated-body
     recursion. With air, the loads given in ext_force/ext_torque are added to the drag.
     """
-    (parent, base_offset, mass, com_offset, inertia_base, stiffness, damping, spring_C_rel,
+    (parent, base_offset, mass, com_offset, inertia_base, stiffness, damping, spring_q,
      gravity) = model
-    (R_rel, C_IF, base, omega, base_vel, omega_rel, theta, tau, IA_A, IA_B, IA_C, pA_w, pA_f,
+    (C_IF, base, omega, base_vel, omega_rel, theta, tau, IA_A, IA_B, IA_C, pA_w, pA_f,
      c_w, c_f, D_inv, u, acc_w, acc_f, sub_m, sub_h, sub_fw, sub_fh, sub_f, vec, mid,
      mid_vel, lever, wind_at_mid, aero_force, aero_torque, drag_jacobian, total_force,
      total_torque, vdot) = w
     (enabled, length, radius, leaf_area, limb_u, air_density, drag_coefficient,
      leaf_drag_coefficient, vogel_exponent, wind_state, reference_height, profile_exponent,
      mode_k, mode_amp, mode_phase, wind_work) = air
-    forward_kinematics(parent, base_offset, q, v, R_rel, C_IF, base, omega, base_vel, omega_rel)
+    forward_kinematics(parent, base_offset, q, v, C_IF, base, omega, base_vel, omega_rel)
     drag_implicit_h = 0.0
     force, torque = ext_force, ext_torque
     if enabled:
@@ -81,8 +81,7 @@ def _dynamics(model, q, v, ext_force, ext_torque, k_scale, c_scale, implicit_h, 
                 total_torque[i, r] = ext_torque[i, r] + aero_torque[i, r]
         force, torque = total_force, total_torque
         drag_implicit_h = drag_h
-    joint_torques(R_rel, v, spring_C_rel, stiffness, damping, k_scale, c_scale, implicit_h, theta,
-                  tau)
+    joint_torques(q, v, spring_q, stiffness, damping, k_scale, c_scale, implicit_h, theta, tau)
     articulated_accelerations(parent, mass, com_offset, inertia_base, stiffness, damping, C_IF,
                               base, omega, omega_rel, tau, gravity, force, torque,
                               implicit_h * implicit_h * k_scale, implicit_h * c_scale, implicit_h,

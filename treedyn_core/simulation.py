@@ -152,6 +152,18 @@ class Simulation:
         return data
 
     @property
+    def spring_C_rel(self) -> np.ndarray:
+        """(N, 3, 3) the springs' rest orientations, child → parent (prestressed ones when
+        prestress is on). Assigning it also sets `spring_q`, the same rotations as (N, 4)
+        quaternions, which the step uses; do not modify it in place."""
+        return self._spring_C_rel
+
+    @spring_C_rel.setter
+    def spring_C_rel(self, value: np.ndarray) -> None:
+        self._spring_C_rel = np.ascontiguousarray(value, dtype=np.float64)
+        self.spring_q = so3.quats_from_matrices(self._spring_C_rel)
+
+    @property
     def prestressed(self) -> bool:
         """The spring rest rotations are computed (prestress on, none given in the preset)."""
         return self.prestress and not self.tree.spring_given.any()
@@ -161,11 +173,11 @@ class Simulation:
     def _model(self):
         t = self.tree
         return (t.parent, t.base_offset, t.mass, t.com_offset, self.inertia_base, t.stiffness,
-                t.damping, self.spring_C_rel, self.gravity)
+                t.damping, self.spring_q, self.gravity)
 
     def _work_tuple(self):
         w = self._workspace
-        return (w.R_rel, w.C_IF, w.base, w.omega, w.base_vel, w.omega_rel, w.theta, w.tau,
+        return (w.C_IF, w.base, w.omega, w.base_vel, w.omega_rel, w.theta, w.tau,
                 w.IA_A, w.IA_B, w.IA_C, w.pA_w, w.pA_f, w.c_w, w.c_f, w.D_inv, w.u, w.acc_w,
                 w.acc_f, w.sub_m, w.sub_h, w.sub_fw, w.sub_fh, w.sub_f, w.vec, w.mid,
                 w.mid_vel, w.lever, w.wind_at_mid, w.aero_force, w.aero_torque, w.drag_jacobian,
@@ -268,7 +280,7 @@ class Simulation:
     def _kinematics(self) -> None:
         self._stale = False
         t, w = self.tree, self._workspace
-        forward_kinematics(t.parent, t.base_offset, self.q, self.v, w.R_rel, w.C_IF, w.base,
+        forward_kinematics(t.parent, t.base_offset, self.q, self.v, w.C_IF, w.base,
                            w.omega, w.base_vel, w.omega_rel)
 
     # -- settings that take effect at the next step ---------------------------------------------
@@ -366,7 +378,7 @@ class Simulation:
         t, w = self.tree, self._work
         kinetic, gravity = mechanical_energy(t.mass, t.com_offset, t.inertia_com, w.C_IF, w.base,
                                              w.omega, w.base_vel, self.gravity, w.vec)
-        spring = joint_torques(w.R_rel, self.v, self.spring_C_rel, t.stiffness, t.damping,
+        spring = joint_torques(self.q, self.v, self.spring_q, t.stiffness, t.damping,
                                self.stiffness_scale, self.damping_scale, 0.0, w.theta, w.tau)
         return kinetic, gravity, spring
 
@@ -392,7 +404,7 @@ class Simulation:
             return self._seed.root_moment(self)
         t, w = self.tree, self._work
         root = slice(0, 1)  # the root is limb 0 (breadth-first): its joint alone, O(1)
-        joint_torques(w.R_rel[root], self.v[root], self.spring_C_rel[root], t.stiffness[root],
+        joint_torques(self.q[root], self.v[root], self.spring_q[root], t.stiffness[root],
                       t.damping[root], self.stiffness_scale, self.damping_scale, 0.0,
                       w.theta[root], w.tau[root])
         return w.C_IF[0] @ w.tau[0]

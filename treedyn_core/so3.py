@@ -238,6 +238,15 @@ def exp_many(thetas):
 
 
 @kernel
+def quats_from_matrices(Rs):
+    """Unit quaternions (N, 4) [w, x, y, z], w ≥ 0, of N rotation matrices (N, 3, 3)."""
+    out = np.empty((Rs.shape[0], 4))
+    for i in range(Rs.shape[0]):
+        out[i] = quat_from_matrix(Rs[i])
+    return out
+
+
+@kernel
 def log_many(Rs):
     """Rotation vectors (N, 3) rad of N rotation matrices (N, 3, 3)."""
     n = Rs.shape[0]
