@@ -238,19 +238,21 @@ def articulated_accelerations(parent, mass, com_offset, inertia_base, stiffness,
             continue
         B = m3.load(IA_B[i])
         # Ia = IA − U D⁻¹ Uᵀ with U = [A; Bᵀ]: blocks A − A D⁻¹ A, B − A D⁻¹ B, C − Bᵀ D⁻¹ B.
+        C = m3.load(IA_C[i])
         AD = m3.mul(A, D_i)
         DB = m3.mul(D_i, B)
-        Du = m3.matvec(D_i, u_i)
         Aa = m3.sub(A, m3.mul_symmetric(AD, A))
         Ba = m3.sub(B, m3.mul(AD, B))
-        Ca = m3.sub(m3.load(IA_C[i]), m3.mul_symmetric(m3.transpose(B), DB))
-        # pa = pA + Ia c + U D⁻¹ u
+        Ca = m3.sub(C, m3.mul_symmetric(m3.transpose(B), DB))
+        # pa = pA + Ia c + U D⁻¹ u = pA + IA c + U D⁻¹ (u − Uᵀ c), Uᵀ c = A c_w + B c_f: the
+        # same products as with Ia, but independent of Aa, Ba, Ca (shorter dependency chains)
         cw = m3.vload(c_w[i])
         cf = m3.vload(c_f[i])
-        pa_w = m3.vadd(m3.vadd(m3.vload(pA_w[i]), m3.matvec(Aa, cw)),
-                       m3.vadd(m3.matvec(Ba, cf), m3.matvec(A, Du)))
-        pa_f = m3.vadd(m3.vadd(m3.vload(pA_f[i]), m3.matvec_t(Ba, cw)),
-                       m3.vadd(m3.matvec(Ca, cf), m3.matvec_t(B, Du)))
+        Uc = m3.vadd(m3.matvec(A, cw), m3.matvec(B, cf))
+        x = m3.matvec(D_i, m3.vsub(u_i, Uc))
+        pa_w = m3.vadd(m3.vload(pA_w[i]), m3.vadd(Uc, m3.matvec(A, x)))
+        pa_f = m3.vadd(m3.vload(pA_f[i]), m3.vadd(m3.vadd(m3.matvec_t(B, cw), m3.matvec(C, cf)),
+                                                  m3.matvec_t(B, x)))
         # Shift to the parent's base: X = [1, 0; −d^×, 1], IA_p += Xᵀ Ia X, pA_p += Xᵀ pa:
         # A'' = Aa − Ba d^× + d^× Baᵀ − d^× Ca d^×,  B'' = Ba + d^× Ca,  C'' = Ca.
         d = m3.vsub(m3.vload(base[i]), m3.vload(base[p]))
