@@ -107,6 +107,22 @@ def test_quaternion_spring_torque_matches_the_matrix_form(angle):
             assert abs(V_q - V_m) <= 2 * stiffness * (angle + tol) * tol
 
 
+def test_spring_at_its_rest_orientation_exerts_exactly_nothing():
+    """Both forms give exactly zero at the rest orientation (a static solve with no load would
+    otherwise chase round-off), whatever the orientation."""
+    from treedyn_core.joints import spring_torque, spring_torque_q
+
+    rng = np.random.default_rng(5)
+    K = np.diag([3.0, 5.0, 7.0])
+    for _ in range(50):
+        rotation = Rotation.random(random_state=rng)
+        q = np.roll(rotation.as_quat(), 1)
+        for theta, tau, energy in (spring_torque_q(q, q.copy(), K, 1.0),
+                                   spring_torque(rotation.as_matrix(), rotation.as_matrix(), K,
+                                                 1.0)):
+            assert theta == (0.0, 0.0, 0.0) and tau == (0.0, 0.0, 0.0) and energy == 0.0
+
+
 @pytest.mark.parametrize("angle", SPRING_ANGLES)
 def test_spring_error_rotation_matches_scipy(angle):
     """joints.error_rotation_vector (a series below 22.6°, atan2 above, the symmetric part near
