@@ -2,7 +2,7 @@
 
 Drawing follows FACTS (Mesa llvmpipe): GL line segments in a few width classes
 (a GL line has one width), all in one visual (`LimbLinesVisual`: one vertex buffer,
-one draw call per class; each vispy visual costs ~0.5 ms of Python per frame).
+one draw call per class; each vispy visual costs ~0.3–0.5 ms of Python a frame).
 Foliage is one visual of flat triangles (see FOLIAGE_AREA).
 Every buffer is allocated when a tree is set and filled in place each frame;
 the per-frame path allocates nothing proportional to the tree.
@@ -75,25 +75,7 @@ def width_classes(radius: np.ndarray,
     return klass, representative
 
 
-_FOLIAGE_VERTEX = """
-attribute vec3 a_position;
-attribute vec3 a_color;
-varying vec3 v_color;
-void main() {
-    v_color = a_color;
-    gl_Position = $transform(vec4(a_position, 1.0));
-}
-"""
-
-_FOLIAGE_FRAGMENT = """
-varying vec3 v_color;
-void main() {
-    gl_FragColor = vec4(v_color, 1.0);
-}
-"""
-
-
-_LIMB_VERTEX = """
+_VERTEX = """
 attribute vec3 a_position;
 attribute vec4 a_color;
 varying vec4 v_color;
@@ -103,7 +85,7 @@ void main() {
 }
 """
 
-_LIMB_FRAGMENT = """
+_FRAGMENT = """
 varying vec4 v_color;
 void main() {
     gl_FragColor = v_color;
@@ -111,83 +93,21 @@ void main() {
 """
 
 
-class LimbLinesVisual(Visual):
-    """Limbs as GL line segments: one vertex buffer refilled in place each frame, drawn by
-    width class (consecutive vertex ranges), one draw call and line width per class.
+class _ColouredVerticesVisual(Visual):
+    """Vertices (float32 xyz) with an RGBA colour each, in vertex buffers refilled in place
+    (no per-frame allocation, unlike vispy's Mesh and Line, which rebuild their arrays on
+    every change). Subclasses set the colours and say how the vertices are drawn."""
 
-    Replaces one vispy `Line` per class: the same segments, colours and GL state
-    ('translucent', as `Line`), with one upload and one visual's overhead per frame.
-    """
-
-    def __init__(self):
-        super().__init__(vcode=_LIMB_VERTEX, fcode=_LIMB_FRAGMENT)
-        self._positions = gloo.VertexBuffer(np.zeros((2, 3), dtype=np.float32))
-        self._colors = gloo.VertexBuffer(np.zeros((2, 4), dtype=np.float32))
-        self.shared_program["a_position"] = self._positions
-        self.shared_program["a_color"] = self._colors
-        self._draw_mode = "lines"
-        self._classes: list[gloo.IndexBuffer | None] = []
-        self.widths = np.zeros(0)  # px, of each class
-        self._bounds = np.zeros((2, 3))
-        self.set_gl_state("translucent")
-
-    def set_segments(self, vertices: np.ndarray, colors: np.ndarray,
-                     class_start: np.ndarray, class_stop: np.ndarray) -> None:
-        """(2S, 3) float32 vertices and (2S, 4) float32 RGBA, segment k from vertex 2k to
-        2k + 1; segments [class_start[c], class_stop[c]) form width class c."""
-        self._colors.set_data(colors)
-        self._classes = [gloo.IndexBuffer(np.arange(2 * a, 2 * b, dtype=np.uint32))
-                         if b > a else None for a, b in zip(class_start, class_stop)]
-        self.widths = np.ones(len(self._classes))
-        self._bounds = np.array([vertices.min(axis=0), vertices.max(axis=0)])
-        self.set_positions(vertices)
-
-    def set_positions(self, vertices: np.ndarray) -> None:
-        """Move the segments' (2S, 3) float32 vertices; the bounds (camera ranging only) stay
-        those of the first set."""
-        self._positions.set_data(vertices)
-        self.update()
-
-    def draw(self):
-        if not self.visible or not self._classes:
-            return
-        self._configure_gl_state()
-        scale = self.transforms.pixel_scale
-        for indices, width in zip(self._classes, self.widths):
-            if indices is not None:
-                gloo.set_line_width(max(width * scale, 1.0))
-                self._program.draw(self._draw_mode, indices)
-        gloo.set_line_width(1.0)
-
-    def _compute_bounds(self, axis, view):
-        return self._bounds[0, axis], self._bounds[1, axis]
-
-    def _prepare_transforms(self, view):
-        view.view_program.vert["transform"] = view.get_transform()
-
-    def _prepare_draw(self, view):
-        return True
-
-
-LimbLines = scene.visuals.create_visual_node(LimbLinesVisual)
-
-
-class FoliageVisual(Visual):
-    """Flat-coloured triangles whose vertex buffer is refilled in place (no per-frame
-    allocation, unlike vispy's Mesh, which rebuilds its arrays on every change)."""
-
-    def __init__(self):
-        super().__init__(vcode=_FOLIAGE_VERTEX, fcode=_FOLIAGE_FRAGMENT)
+    def __init__(self, draw_mode: str):
+        super().__init__(vcode=_VERTEX, fcode=_FRAGMENT)
         self._positions = gloo.VertexBuffer(np.zeros((3, 3), dtype=np.float32))
-        self._colors = gloo.VertexBuffer(np.zeros((3, 3), dtype=np.float32))
+        self._colors = gloo.VertexBuffer(np.zeros((3, 4), dtype=np.float32))
         self.shared_program["a_position"] = self._positions
         self.shared_program["a_color"] = self._colors
-        self._draw_mode = "triangles"
+        self._draw_mode = draw_mode
         self._bounds = np.zeros((2, 3))
-        self.set_gl_state("opaque", depth_test=True, cull_face=False)
 
-    def set_triangles(self, positions: np.ndarray, colors: np.ndarray) -> None:
-        """(3T, 3) float32 vertices, (3T, 3) float32 RGB; T ≥ 1."""
+    def _set_vertices(self, positions: np.ndarray, colors: np.ndarray) -> None:
         self._colors.set_data(colors)
         self._bounds = np.array([positions.min(axis=0), positions.max(axis=0)])
         self.set_positions(positions)
@@ -206,6 +126,56 @@ class FoliageVisual(Visual):
 
     def _prepare_draw(self, view):
         return True
+
+
+class LimbLinesVisual(_ColouredVerticesVisual):
+    """Limbs as GL line segments, drawn by width class (consecutive vertex ranges), one draw
+    call and line width per class.
+
+    Replaces one vispy `Line` per class: the same segments, colours and GL state
+    ('translucent', as `Line`), with one upload and one visual's overhead per frame.
+    """
+
+    def __init__(self):
+        super().__init__("lines")
+        self._classes: list[gloo.IndexBuffer | None] = []
+        self.widths = np.zeros(0)  # px, of each class
+        self.set_gl_state("translucent")
+
+    def set_segments(self, vertices: np.ndarray, colors: np.ndarray,
+                     class_start: np.ndarray, class_stop: np.ndarray) -> None:
+        """(2S, 3) float32 vertices and (2S, 4) float32 RGBA, segment k from vertex 2k to
+        2k + 1; segments [class_start[c], class_stop[c]) form width class c."""
+        self._classes = [gloo.IndexBuffer(np.arange(2 * a, 2 * b, dtype=np.uint32))
+                         if b > a else None for a, b in zip(class_start, class_stop)]
+        self.widths = np.ones(len(self._classes))
+        self._set_vertices(vertices, colors)
+
+    def draw(self):
+        if not self.visible or not self._classes:
+            return
+        self._configure_gl_state()
+        scale = self.transforms.pixel_scale
+        for indices, width in zip(self._classes, self.widths):
+            if indices is not None:
+                gloo.set_line_width(max(width * scale, 1.0))
+                self._program.draw(self._draw_mode, indices)
+        gloo.set_line_width(1.0)
+
+
+LimbLines = scene.visuals.create_visual_node(LimbLinesVisual)
+
+
+class FoliageVisual(_ColouredVerticesVisual):
+    """Flat-coloured triangles."""
+
+    def __init__(self):
+        super().__init__("triangles")
+        self.set_gl_state("opaque", depth_test=True, cull_face=False)
+
+    def set_triangles(self, positions: np.ndarray, colors: np.ndarray) -> None:
+        """(3T, 3) float32 vertices, (3T, 4) float32 RGBA; T ≥ 1."""
+        self._set_vertices(positions, colors)
 
 
 Foliage = scene.visuals.create_visual_node(FoliageVisual)
@@ -296,7 +266,8 @@ class TreeVisual:
         self._leaf_vertices = np.empty((3 * t, 3))
         self._leaf_pos = np.zeros((3 * t, 3), dtype=np.float32)
         light = 0.75 + 0.35 * np.abs(normal[:, 2]) * rng.uniform(0.8, 1.2, t)
-        colors = np.clip(FOLIAGE[None, :] * light[:, None], 0.0, 1.0)
+        colors = np.ones((t, 4))
+        colors[:, :3] = np.clip(FOLIAGE[None, :] * light[:, None], 0.0, 1.0)
         self._leaf_colors = np.repeat(colors, 3, axis=0).astype(np.float32)
         self._leaves_ready = False
 
