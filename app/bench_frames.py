@@ -11,9 +11,9 @@ own `TreeCanvas` and `TreeVisual` in lines mode:
      numpy gathers and the buffer uploads the app does for every new pose;
    - *draw*: the redraw that `set_pose` schedules (``canvas.update()``), run by Qt's
      event loop (``app.processEvents()`` until vispy's draw event has fired), then
-     ``glFinish`` on the canvas's context. This is the app's own path: Qt paints the
-     shown widget — vispy's ``paintGL`` draws the whole scene (ground, grid, wind arrow,
-     limbs, foliage) and swaps — then composites the widget into its window; llvmpipe
+     ``glFinish`` on the canvas's context. This is the app's own path: Qt exposes the
+     canvas's native GL window (`gl_window`) — vispy's ``paintGL`` draws the whole scene
+     (ground, grid, wind arrow, limbs, foliage) and Qt swaps it onto the window; llvmpipe
      rasterises when the commands are flushed, so the time includes the rasterising.
 
    The process CPU time of update + draw (all threads: llvmpipe rasterises on several)
@@ -21,7 +21,7 @@ own `TreeCanvas` and `TreeVisual` in lines mode:
    two cores, so the drawing's CPU time, not its wall time, bounds the frame rate.
 
    As a cross-check, ``canvas.render()`` (vispy's offscreen draw into a new framebuffer
-   plus a read-back of the pixels, no Qt composition) is timed too.
+   plus a read-back of the pixels, no swap) is timed too.
 2. **The app's frame rate.** The real `MainWindow` (its worker thread, its QTimer,
    its canvas) runs ``tree_of_size(10_000)`` in real time; after a warm-up, the
    canvas's draw events are counted for a few seconds, together with how many of
@@ -63,8 +63,8 @@ RENDER_MIN_FRAMES = 5
 SAMPLE_INTERVAL = 0.25  # s between readings of the worker's real-time factor
 
 DRAW_METHOD = ("canvas.update() run by Qt's event loop (processEvents until vispy's draw "
-               "event fired) + glFinish: paintGL draws the scene and swaps, Qt composites "
-               "the widget")
+               "event fired) + glFinish: paintGL draws the scene, Qt swaps it into the "
+               "canvas's GL window")
 RENDER_METHOD = "canvas.render(): offscreen framebuffer draw + pixel read-back"
 
 
@@ -189,8 +189,9 @@ def _show_canvas(app, tree):
     canvas = TreeCanvas(size=CANVAS_SIZE, render_mode=LINES)
     draws = [0]
     canvas.canvas.events.draw.connect(lambda event: draws.__setitem__(0, draws[0] + 1))
-    canvas.native.setWindowTitle("treedyn bench frames")
-    canvas.native.show()
+    canvas.widget.setWindowTitle("treedyn bench frames")
+    canvas.widget.resize(*CANVAS_SIZE)
+    canvas.widget.show()
     canvas.set_tree(tree)
     _spin_until(app, lambda: draws[0] > 0, 10.0, "the benchmark canvas's first draw")
     return canvas, draws

@@ -4,8 +4,9 @@ It holds the turntable camera (z up), the ground grid, the wind arrow, the
 grab spring and the tree visual, and offers verbs — `set_tree`, `set_pose`,
 `set_wind`, `set_spring`, `set_message`, `frame_tree`, `render_image` — and
 queries — `project`, `unproject`, `pick_limb` — in the manner of vispy's
-``CanvasWrapper``. The main window puts ``canvas.native`` in its layout, calls
-the verbs and wires the mouse.
+``CanvasWrapper``. The main window puts ``canvas.widget`` in its layout, calls
+the verbs and wires the mouse; the canvas draws in a native OpenGL window
+(``canvas.window``, see `gl_window`), which receives the mouse and keys.
 
 Mouse: left-drag on a limb grabs it (the main window's business); left-drag
 elsewhere, middle-drag or Ctrl + left-drag orbit; right-drag or the wheel zoom;
@@ -18,6 +19,9 @@ import math
 
 import numpy as np
 import vispy
+import vispy.app
+from PyQt6.QtCore import Qt
+from PyQt6.QtWidgets import QWidget
 from vispy import gloo, scene
 from vispy.util import keys
 
@@ -47,8 +51,8 @@ tubes_available = False
 
 
 def configure_vispy() -> None:
-    """Select vispy's Qt backend once; with PyOpenGL, the 'gl+' GL backend that instanced
-    meshes (the tubes render mode) need."""
+    """Select vispy's Qt backend once, drawing in native GL windows (`gl_window`); with
+    PyOpenGL, the 'gl+' GL backend that instanced meshes (the tubes render mode) need."""
     global _vispy_configured, tubes_available
     if _vispy_configured:
         return
@@ -61,6 +65,8 @@ def configure_vispy() -> None:
         vispy.use(app="pyqt6", gl=gl)
     except RuntimeError:  # vispy already set up by the host program: take it as it is
         pass
+    from . import gl_window
+    gl_window.install(vispy.app.use_app())
     from vispy.gloo import gl as gloo_gl
     backend = getattr(gloo_gl, "current_backend", None)
     tubes_available = getattr(backend, "__name__", "").endswith("glplus")
@@ -108,7 +114,7 @@ class TreeCanvas:
 
     def __init__(self, size: tuple[int, int] = (900, 700), render_mode: str = LINES):
         configure_vispy()
-        # autoswap=False: Qt's OpenGL widget presents the frame itself, and the glFinish after
+        # autoswap=False: Qt's OpenGL window presents the frame itself, and the glFinish after
         # each draw goes through ctypes, which releases the GIL while llvmpipe rasterises;
         # vispy's own swapBuffers would hold it and starve the simulation thread (measured:
         # 0.54–0.72× → 0.76–0.98× real time on 10,000 limbs, same frame rate).
@@ -154,10 +160,14 @@ class TreeCanvas:
         self._wind = (0.0, 0.0)
         self.canvas.events.resize.connect(self._on_resize)
         self._on_resize()
+        # The native GL window in the widget tree; it takes the keyboard focus on a click,
+        # as vispy's widget did.
+        self.widget = QWidget.createWindowContainer(self.canvas.native)
+        self.widget.setFocusPolicy(Qt.FocusPolicy.WheelFocus)
 
     @property
-    def native(self):
-        """The Qt widget to put in a layout."""
+    def window(self):
+        """The `QWindow` the canvas draws in, which receives the mouse and the keys."""
         return self.canvas.native
 
     # -- verbs ----------------------------------------------------------------------------------
@@ -340,6 +350,7 @@ class TreeCanvas:
 
     def close(self) -> None:
         self.canvas.close()
+        self.widget.close()
 
     # -- internals ------------------------------------------------------------------------------
 

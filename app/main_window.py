@@ -131,7 +131,7 @@ class MainWindow(QMainWindow):
     def _build_layout(self) -> None:
         # The view area is a vertical splitter so that panels (plots) can go under the view.
         self.view_area = QSplitter(Qt.Orientation.Vertical)
-        self.view_area.addWidget(self.canvas.native)
+        self.view_area.addWidget(self.canvas.widget)
         self.view_area.addWidget(self.plot)
         self.view_area.setStretchFactor(0, 1)
         self.view_area.setStretchFactor(1, 0)

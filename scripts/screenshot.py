@@ -98,7 +98,9 @@ def _shoot(args, overrides) -> int:
     wait(lambda: False, args.seconds)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    window.grab().save(str(out))
+    # From the X server, not QWidget.grab(): the 3-D view is a native GL window, which a
+    # widget grab leaves blank.
+    window.screen().grabWindow(int(window.winId())).save(str(out))
     print(f"wrote {out}")
     if args.canvas:
         write_png(args.canvas, window.canvas.render())

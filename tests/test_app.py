@@ -203,8 +203,8 @@ def test_keyboard_shortcuts(qtbot, open_window, monkeypatch):
     qtbot.waitExposed(window)
     window.windowHandle().requestActivate()  # shortcuts need the active window (no WM here)
     qtbot.waitUntil(window.isActiveWindow, timeout=3000)
-    window.canvas.native.setFocus()
-    qtbot.keyClick(window.canvas.native, Qt.Key.Key_Space)
+    window.canvas.widget.setFocus()
+    qtbot.keyClick(window.canvas.window, Qt.Key.Key_Space)
     qtbot.waitUntil(lambda: window.worker.latest.state == PAUSED, timeout=CHANGE_TIMEOUT_MS)
     qtbot.keyClick(window.controls.stiffness.spin, Qt.Key.Key_Space)  # typing, not a shortcut
     qtbot.keyClick(window, Qt.Key.Key_Period)  # Step

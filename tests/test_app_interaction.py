@@ -96,7 +96,7 @@ def test_dragging_a_limb_pulls_its_tip_and_it_swings_back(qtbot, open_window):
     drag = (canvas.unproject((end.x(), end.y()), held)
             - canvas.unproject((start.x(), start.y()), held))
 
-    native = canvas.native
+    native = canvas.window
     QTest.mousePress(native, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, start)
     assert window.grab_tool.active and window.grab_tool.spring.limb == limb
     for k in range(1, 11):
@@ -132,7 +132,7 @@ def test_orbiting_still_works_over_the_tree_and_beside_it(qtbot, open_window):
     window = open_window(sapling("wind.speed=0"))
     canvas = window.canvas
     camera = canvas.view.camera
-    native = canvas.native
+    native = canvas.window
     sim = window.worker.simulation
     base, tip = canvas.tree.pose
     i = sim.crown_top()
