@@ -160,10 +160,15 @@ class TreeCanvas:
         self._wind = (0.0, 0.0)
         self.canvas.events.resize.connect(self._on_resize)
         self._on_resize()
-        # The native GL window in the widget tree; it takes the keyboard focus on a click,
-        # as vispy's widget did.
+        # The native GL window in the widget tree. A click in it takes the keyboard focus from
+        # whichever widget had it (a spin box would otherwise swallow the Space shortcut), as
+        # vispy's QOpenGLWidget did; the container passes its focus on to the window.
         self.widget = QWidget.createWindowContainer(self.canvas.native)
         self.widget.setFocusPolicy(Qt.FocusPolicy.WheelFocus)
+        self.canvas.events.mouse_press.connect(self._take_focus, position="first")
+
+    def _take_focus(self, event=None) -> None:
+        self.widget.setFocus(Qt.FocusReason.MouseFocusReason)
 
     @property
     def window(self):

@@ -15,8 +15,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PyQt6.QtCore import QSettings, Qt, QTimer
-from PyQt6.QtWidgets import QFileDialog, QMessageBox
+from PyQt6.QtCore import QPoint, QSettings, Qt, QTimer
+from PyQt6.QtGui import QGuiApplication, QImage
+from PyQt6.QtTest import QTest
+from PyQt6.QtWidgets import QApplication, QFileDialog, QMessageBox
 
 from app import main as app_main
 from app.controls import beaufort
@@ -203,8 +205,13 @@ def test_keyboard_shortcuts(qtbot, open_window, monkeypatch):
     qtbot.waitExposed(window)
     window.windowHandle().requestActivate()  # shortcuts need the active window (no WM here)
     qtbot.waitUntil(window.isActiveWindow, timeout=3000)
-    window.canvas.widget.setFocus()
-    qtbot.keyClick(window.canvas.window, Qt.Key.Key_Space)
+    # A click in the view takes the focus from the spin box that had it (the view is a native
+    # GL window: the click must move the focus explicitly), so Space is the shortcut.
+    window.controls.stiffness.spin.setFocus()
+    QTest.mouseClick(window.canvas.window, Qt.MouseButton.LeftButton,
+                     Qt.KeyboardModifier.NoModifier, QPoint(10, 10))  # the sky: grabs nothing
+    assert QApplication.focusWidget() is window.canvas.widget
+    qtbot.keyClick(QGuiApplication.focusWindow(), Qt.Key.Key_Space)
     qtbot.waitUntil(lambda: window.worker.latest.state == PAUSED, timeout=CHANGE_TIMEOUT_MS)
     qtbot.keyClick(window.controls.stiffness.spin, Qt.Key.Key_Space)  # typing, not a shortcut
     qtbot.keyClick(window, Qt.Key.Key_Period)  # Step
@@ -237,6 +244,15 @@ def tree_pixels(image: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return brown, green
 
 
+def screen_pixels(widget) -> np.ndarray:
+    """What the screen shows of `widget`, as an (H, W, 4) uint8 RGBA image."""
+    image = widget.screen().grabWindow(int(widget.winId())).toImage()
+    image = image.convertToFormat(QImage.Format.Format_RGBA8888)
+    shape = (image.height(), image.bytesPerLine() // 4, 4)
+    return np.frombuffer(image.constBits().asstring(image.sizeInBytes()),
+                         np.uint8).reshape(shape)[:, :image.width()].copy()
+
+
 def changed_tree_pixels(first: np.ndarray, second: np.ndarray) -> int:
     """Pixels that became, or stopped being, bark or leaf. (Overlapping leaf triangles at
     nearly equal depth may swap shades on a motion of 1e-5 m; that is not movement.)"""
@@ -267,6 +283,11 @@ def test_canvas_shows_the_tree_and_it_moves_in_the_wind(qtbot, open_window):
     hits = [green[int(y) - 8:int(y) + 9, int(x) - 8:int(x) + 9].any() for x, y in crown]
     assert np.mean(hits) > 0.8
     assert brown.sum() > 500 and green.sum() > 5000
+    # The same tree on screen: the view's native GL window, read back from the X server.
+    on_screen = screen_pixels(window.canvas.widget)
+    assert on_screen.shape[:2] == first.shape[:2]
+    shown_brown, shown_green = tree_pixels(on_screen)
+    assert shown_brown.sum() > 0.5 * brown.sum() and shown_green.sum() > 0.5 * green.sum()
 
     wait_frames(qtbot, window, 0.3)
     second = window.canvas.render()
