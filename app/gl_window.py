@@ -17,15 +17,12 @@ from __future__ import annotations
 from PyQt6.QtOpenGL import QOpenGLWindow
 
 
-def install(application) -> bool:
+def install(application) -> None:
     """Make vispy's PyQt6 `application` (a `vispy.app.Application`) create its canvases with
-    `GLWindowCanvasBackend`. False (nothing changed) if it runs another backend."""
-    if application.backend_name.lower() != "pyqt6":
-        return False
+    `GLWindowCanvasBackend` (once; another backend is left alone)."""
     module = application.backend_module
-    if not isinstance(module, _BackendModule):
+    if application.backend_name.lower() == "pyqt6" and not isinstance(module, _BackendModule):
         application._backend_module = _BackendModule(module)
-    return True
 
 
 class _BackendModule:

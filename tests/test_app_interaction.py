@@ -1,7 +1,7 @@
 """The app, hands on (issue 9): grab a branch, live plot, mode viewer, image export.
 
 Driven with pytest-qt under Xvfb (pytest-xvfb starts one). The mouse is driven
-with QTest press / move / release on the canvas's native Qt widget, the real
+with QTest press / move / release on the canvas's native GL window, the real
 path through Qt, vispy's event system and the camera. Numbers are compared with
 the Simulation the worker steps (read, never driven) or with the core's own
 functions, never with what the widgets say about themselves.
