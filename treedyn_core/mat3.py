@@ -28,6 +28,30 @@ def store(A, out):
 
 
 @kernel(inline="always")
+def load_sym(a):
+    """The symmetric matrix stored as its upper triangle a = (m00, m01, m02, m11, m12, m22)."""
+    return (a[0], a[1], a[2], a[1], a[3], a[4], a[2], a[4], a[5])
+
+
+@kernel(inline="always")
+def store_sym(A, out):
+    """Write the symmetric matrix A into out (6,) as its upper triangle (see `load_sym`)."""
+    out[0], out[1], out[2] = A[0], A[1], A[2]
+    out[3], out[4], out[5] = A[4], A[5], A[8]
+
+
+@kernel(inline="always")
+def add_into_sym(A, out):
+    """out += A, A symmetric, out its upper triangle (6,) (see `load_sym`)."""
+    out[0] += A[0]
+    out[1] += A[1]
+    out[2] += A[2]
+    out[3] += A[4]
+    out[4] += A[5]
+    out[5] += A[8]
+
+
+@kernel(inline="always")
 def add_into(A, out):
     """out += A (3×3 array)."""
     out[0, 0] += A[0]
