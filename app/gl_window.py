@@ -4,8 +4,9 @@ A `QOpenGLWidget` renders into a texture that Qt then composites, with the rest 
 main window, through OpenGL on every frame. Under software OpenGL (Mesa llvmpipe) that
 compositing costs about as much CPU as drawing the tree itself: measured on the app at
 1200×760 px simulating 10,000 limbs (alternating runs), 28 frames/s and 1.70 cores with
-vispy's widget, 37 frames/s and 1.51 cores with this window. A `QOpenGLWindow` draws straight into its own native window and presents it with one
-buffer swap; `QWidget.createWindowContainer` puts it in a layout (`TreeCanvas.widget`).
+vispy's widget, 37 frames/s and 1.51 cores with this window. A `QOpenGLWindow` draws
+straight into its own native window and presents it with one buffer swap;
+`QWidget.createWindowContainer` puts it in a layout (`TreeCanvas.widget`).
 
 The class reuses vispy's Qt event handling (`QtBaseCanvasBackend`: mouse, wheel, keys —
 the same event types reach a `QWindow`) and replaces only what is specific to the widget.
