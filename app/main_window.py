@@ -608,35 +608,29 @@ class MainWindow(QMainWindow):
             for event in self.worker.events():
                 self._handle(event)
             frame = self.worker.latest
-            posed = False
             if frame.seq != self._seq:
                 self._seq = frame.seq
-                posed = self._show_frame(frame)
-            # Widgets repainted in the same tick as a new pose share its window composition
-            # (under software OpenGL, composing the window costs several ms): plot and status
-            # wait for one, or for twice their interval when no pose comes (paused).
-            self._repaint_plot(posed)
+                self._show_frame(frame)
+            self._repaint_plot()
             if self.modes_dock.isVisible():
                 self._poll_modes()
             if self._animation is not None:
                 self._animate_mode()
-            self._update_status(frame, posed)
+            self._update_status(frame)
         except Exception:  # keep the window alive; the trace goes to stderr
             traceback.print_exc()
 
-    def _repaint_plot(self, posed: bool) -> None:
+    def _repaint_plot(self) -> None:
         """Repaint the live plot when it has new samples, at most every `PLOT_INTERVAL_S`."""
         now = time.perf_counter()
-        waited = now - self._plot_painted_at
-        if self._plot_stale and self.plot.isVisible() and waited >= PLOT_INTERVAL_S \
-                and (posed or waited >= 2 * PLOT_INTERVAL_S):
+        if (self._plot_stale and self.plot.isVisible()
+                and now - self._plot_painted_at >= PLOT_INTERVAL_S):
             self._plot_stale = False
             self._plot_painted_at = now
             self.plot.update()
 
-    def _show_frame(self, frame) -> bool:
-        """Show what is new in `frame`; True if it moved the tree (a canvas redraw is due)."""
-        posed = False
+    def _show_frame(self, frame) -> None:
+        """Show what is new in `frame`."""
         if self._compiling_at is not None and frame.state == RUNNING \
                 and frame.seq > self._compiling_at + 1:
             self._compiling_at = None  # kernels compiled mid-run (rk4 chosen): steps go on
@@ -657,7 +651,6 @@ class MainWindow(QMainWindow):
             self._drawn_snapshot = frame.snapshot
             self.canvas.set_pose(frame.snapshot.base, frame.snapshot.tip)
             self.grab_tool.follow(frame.snapshot.base, frame.snapshot.tip)
-            posed = True
         if frame.probe is not None and self.history.add(frame.probe, frame.generation):
             self._plot_stale = True
         if frame.settings is not None:
@@ -667,7 +660,6 @@ class MainWindow(QMainWindow):
                 self._shown_wind = wind
                 self.canvas.set_wind(frame.settings.wind_speed,
                                      frame.settings.wind_direction_deg)
-        return posed
 
     def _handle(self, event) -> None:
         kind = event.kind
@@ -719,10 +711,9 @@ class MainWindow(QMainWindow):
     def _count_draw(self, event=None) -> None:
         self._draws += 1
 
-    def _update_status(self, frame, posed: bool) -> None:
+    def _update_status(self, frame) -> None:
         now = time.perf_counter()
-        waited = now - self._status_at
-        if waited < STATUS_INTERVAL or not (posed or waited >= 2 * STATUS_INTERVAL):
+        if now - self._status_at < STATUS_INTERVAL:
             return
         elapsed = now - self._fps_since
         self._fps = self._draws / elapsed if elapsed > 0 else 0.0

@@ -253,7 +253,6 @@ def test_implicit_load_block_covers_the_geometric_stiffness(seed):
         assert np.linalg.eigvalsh(block).min() >= np.linalg.norm(skew, 2) - 1e-12 * scale
 
 
-
 @pytest.mark.parametrize("seed", range(POWER_DRAWS))
 def test_drag_power_in_still_air_is_the_dissipation(seed):
     """P = Σ F_i · v_mid,i of the loads the step applied (state at its start) equals

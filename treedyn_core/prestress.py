@@ -63,7 +63,7 @@ def prestressed_spring_rotations(tree, gravity: np.ndarray, k_scale: float) -> n
     under `gravity` (m/s²) with stiffness k_scale·K. Raises TreedynError naming a limb whose
     spring cannot hold its subtree."""
     n = tree.n
-    q = np.array([so3.quat_from_matrix(R) for R in tree.rest_C_rel])
+    q = so3.quats_from_matrices(tree.rest_C_rel)
     v = np.zeros((n, 3))
     C_IF = np.empty((n, 3, 3))
     base, omega, base_vel, omega_rel = (np.empty((n, 3)) for _ in range(4))

@@ -61,7 +61,7 @@ from .integrators import first_non_finite
 from . import mat3 as m3
 from .joints import error_rotation_vector, gravity_stiffness_psd
 from .kernel import kernel
-from .so3 import exp_many, quat_advance, quat_from_matrix, quat_rate, quat_to_matrix_into
+from .so3 import exp_many, quat_advance, quat_rate, quat_to_matrix_into, quats_from_matrices
 from .wind import advance_wind, wind_velocity
 
 SEED_INTEGRATORS = ("implicit", "rk4")
@@ -563,7 +563,7 @@ def seed_prestressed_spring_rotations(tree, gravity: np.ndarray, k_scale: float)
     stiffness where a moment is needed).
     """
     n = tree.n
-    qa = np.array([quat_from_matrix(C) for C in tree.rest_C_IF])
+    qa = quats_from_matrices(tree.rest_C_IF)
     C_IF, R_rel = np.empty((n, 3, 3)), np.empty((n, 3, 3))
     seed_pose(tree.parent, qa, C_IF, R_rel)
     tau = np.empty((n, 3))

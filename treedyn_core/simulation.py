@@ -211,7 +211,7 @@ class Simulation:
         for i, rotation, rate in self._initial_state:
             R[i] = R[i] @ so3.exp(rotation)
             self.v[i] = rate
-        self.q[:] = np.array([so3.quat_from_matrix(Ri) for Ri in R])
+        self.q[:] = so3.quats_from_matrices(R)
         self.ext_force[:] = 0.0
         self.ext_torque[:] = 0.0
         self.time = 0.0
