@@ -55,6 +55,52 @@ def test_bench_performance_json_has_every_row():
             assert positive(row["seconds_per_step_no_wind"])
 
 
+def test_bench_performance_repeat_gives_medians_and_ranges(monkeypatch):
+    """--repeat K: each row is measured in K passes over the sizes; its times are the passes'
+    medians, its ranges their extremes, and its rates follow from the median."""
+    per_pass = iter([0.004, 0.006, 0.005])                         # s per step, passes 1–3
+    stages = ("wind_and_drag", "joint_forces", "recursion")
+
+    def fake_measure(sim, load_seconds, integrators):
+        t = next(per_pass)
+        return [bench_performance._with_rates(
+            {"limbs": sim.tree.n, "integrator": name, "dt": 1 / 120, "seconds_per_step": t,
+             "load_seconds": load_seconds, **({"seconds_per_step_no_wind": t / 2,
+                                               "split_seconds": dict.fromkeys(stages, t / 4)}
+                                              if name == "implicit" else {})})
+            for name in integrators]
+
+    monkeypatch.setattr(bench_performance, "measure", fake_measure)
+    monkeypatch.setattr(bench_performance, "time_to_first_step", lambda: 1.0)
+    monkeypatch.setattr(bench_performance, "calibration_ms", lambda: 6.7)
+    buffer = io.StringIO()
+    result = bench_performance.run(sizes=(10,), repeat=3, out=buffer)
+    implicit, rk4 = result["rows"]
+    assert implicit["passes"] == rk4["passes"] == 3
+    assert implicit["range_seconds_per_step"] == [0.004, 0.006]
+    assert implicit["seconds_per_step"] == 0.005
+    assert implicit["real_time_factor"] == pytest.approx((1 / 120) / 0.005)
+    assert implicit["microseconds_per_limb_step"] == pytest.approx(5e3 / implicit["limbs"])
+    assert implicit["range_seconds_per_step_no_wind"] == [0.002, 0.003]
+    assert implicit["split_seconds"]["recursion"] == 0.00125
+    assert "4.000–6.000" in buffer.getvalue()
+
+
+def test_combine_takes_medians_over_passes():
+    passes = [{"limbs": 100, "integrator": "implicit", "dt": 0.01, "load_seconds": 2.0,
+               "seconds_per_step": t, "seconds_per_step_no_wind": t / 2,
+               "split_seconds": {"recursion": t / 4}} for t in (0.03, 0.01, 0.02, 0.05)]
+    row = bench_performance.combine(passes)
+    assert row["seconds_per_step"] == pytest.approx(0.025)
+    assert row["range_seconds_per_step"] == [0.01, 0.05]
+    assert row["seconds_per_step_no_wind"] == pytest.approx(0.0125)
+    assert row["range_seconds_per_step_no_wind"] == [0.005, 0.025]
+    assert row["split_seconds"]["recursion"] == pytest.approx(0.00625)
+    assert row["steps_per_second"] == pytest.approx(40.0)
+    assert row["real_time_factor"] == pytest.approx(0.4)
+    assert row["microseconds_per_limb_step"] == pytest.approx(250.0)
+
+
 def test_bench_frames_json_has_every_row(qapp):
     from app import bench_frames
 

@@ -78,6 +78,8 @@ def test_run_order_is_the_generator_order(tmp_path, capsys):
     (["run", "two_limbs", "--duration", "1", "--every", "0"], "--every"),
     (["expand", "two_limbs"], "OUT.yaml"),
     (["expand", "two_limbs", "out.txt"], ".yaml"),
+    (["bench", "performance", "--repeat", "0"], "--repeat"),
+    (["bench", "accuracy", "--repeat", "3"], "bench performance only"),
 ])
 def test_bad_input_is_one_line_exit_2(argv, fragment, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)

@@ -107,16 +107,18 @@ def _split(sim: Simulation) -> dict[str, float]:
         "recursion": _median_seconds(recursion)}
 
 
-def measure_size(target: int, integrators=("implicit", "rk4")) -> list[dict]:
-    """Rows of the table for one tree size."""
+def build(target: int) -> tuple[Simulation, float]:
+    """The generated tree closest to ``target`` limbs as a Simulation, and the seconds it took
+    to generate and load."""
     t0 = time.perf_counter()
-    data = tree_of_size(target)
-    sim = Simulation.from_data(data)
-    load_seconds = time.perf_counter() - t0
+    sim = Simulation.from_data(tree_of_size(target))
+    return sim, time.perf_counter() - t0
+
+
+def measure(sim: Simulation, load_seconds: float, integrators=("implicit", "rk4")) -> list[dict]:
+    """Rows of the table for one tree, one per integrator."""
     rows = []
     for integrator in integrators:
-        if integrator == "rk4" and target > RK4_MAX_LIMBS:
-            continue
         sim.reset()
         sim.set_integrator(integrator)
         # rk4 costs the same per step at any dt; it is timed below its stability limit and its
@@ -124,11 +126,8 @@ def measure_size(target: int, integrators=("implicit", "rk4")) -> list[dict]:
         dt = DT if integrator == "implicit" else sim.rk4_stable_dt()
         sim.dt = dt
         sim.warm_up()
-        per_step = _median_seconds(lambda: sim.step(1))
         row = {"limbs": sim.tree.n, "integrator": integrator, "dt": dt,
-               "seconds_per_step": per_step,
-               "steps_per_second": 1.0 / per_step, "real_time_factor": dt / per_step,
-               "microseconds_per_limb_step": 1e6 * per_step / sim.tree.n,
+               "seconds_per_step": _median_seconds(lambda: sim.step(1)),
                "load_seconds": load_seconds}
         if integrator == "implicit":
             row["split_seconds"] = _split(sim)
@@ -136,8 +135,33 @@ def measure_size(target: int, integrators=("implicit", "rk4")) -> list[dict]:
             aerodynamics, sim.aerodynamics = sim.aerodynamics, False
             row["seconds_per_step_no_wind"] = _median_seconds(lambda: sim.step(1))
             sim.aerodynamics = aerodynamics
-        rows.append(row)
+        rows.append(_with_rates(row))
     return rows
+
+
+def _with_rates(row: dict) -> dict:
+    """``row`` with the figures that follow from its time per step."""
+    per_step = row["seconds_per_step"]
+    row.update(steps_per_second=1.0 / per_step, real_time_factor=row["dt"] / per_step,
+               microseconds_per_limb_step=1e6 * per_step / row["limbs"])
+    return row
+
+
+def combine(passes: list[dict]) -> dict:
+    """One row from the same row of several passes: medians of the times, and the range (min,
+    max) of the times per step over the passes, which shows how much the machine drifts."""
+    row = dict(passes[0])
+    for key in ("seconds_per_step", "seconds_per_step_no_wind"):
+        if key in row:
+            times = [p[key] for p in passes]
+            row[key] = float(np.median(times))
+            row[key.replace("seconds_per_step", "range_seconds_per_step")] = [min(times),
+                                                                               max(times)]
+    if "split_seconds" in row:
+        row["split_seconds"] = {key: float(np.median([p["split_seconds"][key] for p in passes]))
+                                for key in row["split_seconds"]}
+    row["passes"] = len(passes)
+    return _with_rates(row)
 
 
 @kernel
@@ -193,35 +217,67 @@ def machine() -> dict:
             "treedyn": __version__, "platform": platform.platform()}
 
 
-def run(sizes=SIZES, as_json: bool = False, out=sys.stdout) -> dict:
-    """Measure and print the performance tables; returns the results."""
+def _print_row(row: dict, out, ranged: bool) -> None:
+    split = row.get("split_seconds")
+    no_wind = (f"{1e3 * row['seconds_per_step_no_wind']:>8.3f}"
+               if "seconds_per_step_no_wind" in row else "")
+    parts = (f"{1e3 * split['wind_and_drag']:>10.3f} {1e3 * split['joint_forces']:>8.3f} "
+             f"{1e3 * split['recursion']:>10.3f}" if split else f"{'':>10} {'':>8} {'':>10}")
+    spread = ""
+    if ranged:
+        low, high = row["range_seconds_per_step"]
+        spread = f"{f'{1e3 * low:.3f}–{1e3 * high:.3f}':>13} "
+    print(f"{row['limbs']:>8,} {row['integrator']:>10} {row['dt']:>9.2e} "
+          f"{1e3 * row['seconds_per_step']:>9.3f} {spread}"
+          f"{row['steps_per_second']:>9.0f} {row['real_time_factor']:>8.2f} "
+          f"{row['microseconds_per_limb_step']:>8.3f} {parts} "
+          f"{row['load_seconds']:>7.2f} {no_wind}", file=out, flush=True)
+
+
+def run(sizes=SIZES, as_json: bool = False, out=sys.stdout, repeat: int = 1) -> dict:
+    """Measure and print the performance tables; returns the results.
+
+    With repeat > 1 the sizes are measured in that many passes (each tree built once) and
+    each row holds the medians over the passes and the range of its time per step: on a
+    shared machine that range, not the last digit, says how far a figure can be trusted.
+    """
     info = machine()
+    ranged = repeat > 1
     if not as_json:
         print(f"treedyn {info['treedyn']} on {info['cpu']} ({info['cpus']} CPUs), Python "
               f"{info['python']}, numpy {info['numpy']}, numba {info['numba']}", file=out)
         print("implicit at dt = 1/120 s, rk4 at its largest stable dt; wind 6 m/s, turbulence "
               "0.2 (last column: implicit with the aerodynamics off); medians of the stepping "
-              "thread's CPU time after warm-up\n", file=out)
-        print(f"{'limbs':>8} {'integrator':>10} {'dt s':>9} {'ms/step':>9} {'steps/s':>9} "
-              f"{'× real':>8} {'µs/limb':>8} {'wind+drag':>10} {'joints':>8} {'recursion':>10} "
-              f"{'load s':>7} {'no wind':>8}", file=out)
-        print(f"{'':>8} {'':>10} {'':>9} {'':>9} {'':>9} {'':>8} {'':>8} {'ms':>10} {'ms':>8} "
-              f"{'ms':>10} {'':>7} {'ms/step':>8}", file=out)
-    rows = []
-    for size in sizes:
-        for row in measure_size(size):
-            rows.append(row)
-            if not as_json:
-                split = row.get("split_seconds")
-                no_wind = (f"{1e3 * row['seconds_per_step_no_wind']:>8.3f}"
-                           if "seconds_per_step_no_wind" in row else "")
-                parts = (f"{1e3 * split['wind_and_drag']:>10.3f} {1e3 * split['joint_forces']:>8.3f} "
-                         f"{1e3 * split['recursion']:>10.3f}" if split else f"{'':>10} {'':>8} {'':>10}")
-                print(f"{row['limbs']:>8,} {row['integrator']:>10} {row['dt']:>9.2e} "
-                      f"{1e3 * row['seconds_per_step']:>9.3f} "
-                      f"{row['steps_per_second']:>9.0f} {row['real_time_factor']:>8.2f} "
-                      f"{row['microseconds_per_limb_step']:>8.3f} {parts} "
-                      f"{row['load_seconds']:>7.2f} {no_wind}", file=out, flush=True)
+              "thread's CPU time after warm-up"
+              + (f", then over {repeat} passes (range: their lowest and highest ms/step)"
+                 if ranged else "") + "\n", file=out)
+        print(f"{'limbs':>8} {'integrator':>10} {'dt s':>9} {'ms/step':>9} "
+              + (f"{'range':>13} " if ranged else "")
+              + f"{'steps/s':>9} {'× real':>8} {'µs/limb':>8} {'wind+drag':>10} {'joints':>8} "
+              f"{'recursion':>10} {'load s':>7} {'no wind':>8}", file=out)
+        print(f"{'':>8} {'':>10} {'':>9} {'':>9} " + (f"{'ms':>13} " if ranged else "")
+              + f"{'':>9} {'':>8} {'':>8} {'ms':>10} {'ms':>8} {'ms':>10} {'':>7} "
+              f"{'ms/step':>8}", file=out)
+    trees, passes = [], [[] for _ in sizes]
+    for k in range(repeat):
+        for j, size in enumerate(sizes):
+            if k == 0:
+                trees.append(build(size))
+            integrators = ("implicit", "rk4") if size <= RK4_MAX_LIMBS else ("implicit",)
+            passes[j].append(measure(*trees[j], integrators))
+            if not ranged:
+                trees[j] = None  # measured once: let it go before building the next
+            if ranged:
+                print(f"pass {k + 1} of {repeat}: {trees[j][0].tree.n:,} limbs measured",
+                      file=sys.stderr, flush=True)
+            elif not as_json:
+                for row in passes[j][0]:
+                    _print_row(row, out, ranged)
+    rows = [combine([p[r] for p in size_passes]) if ranged else size_passes[0][r]
+            for size_passes in passes for r in range(len(size_passes[0]))]
+    if ranged and not as_json:
+        for row in rows:
+            _print_row(row, out, ranged)
     first = time_to_first_step()
     calibration = calibration_ms()
     result = {"machine": info, "dt": DT, "rows": rows, "time_to_first_step_seconds": first,

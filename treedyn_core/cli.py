@@ -4,7 +4,7 @@
     treedyn run PRESET --duration S ...   headless simulation to an NPZ file
     treedyn modes PRESET ...              natural frequencies and mode shapes
     treedyn expand PRESET OUT.yaml        a preset as an explicit limb list
-    treedyn bench [performance|accuracy|frames] [--json]
+    treedyn bench [performance|accuracy|frames] [--json] [--sizes N,...] [--repeat K]
 
 Bad input gives one line on stderr and exit status 2, never a traceback.
 Only the app subcommand imports Qt; everything else stays headless.
@@ -115,6 +115,9 @@ def _parsers() -> dict[str, argparse.ArgumentParser]:
     bench.add_argument("--json", action="store_true")
     bench.add_argument("--sizes", type=_sizes, metavar="N,N,...", help="performance: tree sizes in limbs "
                        "(default 10,100,1000,10000,30000,100000)")
+    bench.add_argument("--repeat", type=_positive_int, default=1, metavar="K",
+                       help="performance: measure every size in K passes and give the medians "
+                       "and the range of each time per step over them (default 1)")
     parsers["bench"] = bench
     return parsers
 
@@ -169,8 +172,11 @@ def _cmd_bench(args) -> int:
     if args.which == "performance":
         from .bench_performance import SIZES, run
 
-        run(args.sizes or SIZES, as_json=args.json)
-    elif args.which == "accuracy":
+        run(args.sizes or SIZES, as_json=args.json, repeat=args.repeat)
+        return 0
+    if args.repeat != 1:
+        raise TreedynError(f"bench {args.which}: --repeat applies to bench performance only")
+    if args.which == "accuracy":
         from .bench_accuracy import main as accuracy
 
         print(accuracy(as_json=args.json))

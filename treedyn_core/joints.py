@@ -157,7 +157,8 @@ def gravity_stiffness_psd(mass, rho, g):
     The negative ones are removed in closed form (no eigen-solver in the step), written with
     P = g·ρ and Q = |g||ρ| so that it costs one square root and one division:
     c ≥ 0: K_g less λ2 e eᵀ/|e|² along e = a + b;  c < 0: λ1 e eᵀ/|e|² along e = a − b, with
-    Q e eᵀ = (|ρ|/|g|) g gᵀ ± (g ρᵀ + ρ gᵀ) + (|g|/|ρ|) ρ ρᵀ.
+    Q e eᵀ = (|ρ|/|g|) g gᵀ ± (g ρᵀ + ρ gᵀ) + (|g|/|ρ|) ρ ρᵀ, and λ2 e eᵀ/|e|² = −κ Q e eᵀ,
+    λ1 e eᵀ/|e|² = κ Q e eᵀ with κ = (Q − |P|)/(4 Q (Q + |P|)) ≥ 0.
     """
     gg = m3.dot(g, g)
     rr = m3.dot(rho, rho)
@@ -165,14 +166,13 @@ def gravity_stiffness_psd(mass, rho, g):
     Q = math.sqrt(gg * rr)
     if Q == 0.0 or mass == 0.0:
         return m3.diagonal(0.0)
-    if P >= 0.0:
-        # λ2/|e|² = Q (c − 1)/(4 (1 + c)) = (P − Q)/(4 (P + Q)) times Q e eᵀ above
-        k = 0.25 * (P - Q) / (Q * (P + Q))
-        diagonal, cross, along_g, along_rho = P, -(0.5 + k * Q), -k * rr, -k * gg
-    else:
-        # λ1/|e|² = (Q + P)/(4 (Q − P)) times Q e eᵀ above, with the minus sign of e = a − b
-        k = 0.25 * (Q + P) / (Q * (Q - P))
-        diagonal, cross, along_g, along_rho = 0.0, -k * Q, k * rr, k * gg
+    # Both cases through κ: one division and selects, no branch on the sign of P (which the
+    # drag's loads make unpredictable).
+    kappa = 0.25 * (Q - abs(P)) / (Q * (Q + abs(P)))
+    hanging = P >= 0.0
+    diagonal = P if hanging else 0.0
+    cross = kappa * Q - 0.5 if hanging else -kappa * Q
+    along_g, along_rho = kappa * rr, kappa * gg
     g_rho = m3.outer(g, rho)
     K = m3.add(m3.add(m3.diagonal(diagonal), m3.scale(cross, m3.add(g_rho, m3.transpose(g_rho)))),
                m3.add(m3.scale(along_g, m3.outer(g, g)), m3.scale(along_rho, m3.outer(rho, rho))))
