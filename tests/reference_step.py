@@ -1,0 +1,288 @@
+"""A straightforward reference of the articulated tree's time steps, to check the compiled step
+loops against (issue 10): the implicit θ-method and RK4 of `treedyn_core.integrators`, written
+from DESIGN §2–§5 and the integrators' docstrings with the dense joint-space equations of
+`reference_dynamics` (Jacobian mass matrix, recursive Newton–Euler bias), scipy rotations and
+numpy eigen-decompositions. Plain loops over limbs in preset order; nothing from treedyn_core.
+
+State: R (N, 3, 3) joint rotations (child → parent axes) and v (N, 3) rad/s joint rates (child
+axes). RK4 integrates the joint quaternions [w, x, y, z] as vectors in R⁴, like the production.
+
+The θ-method's linear system, with 𝒦, 𝒞 the joints' stiffness and damping (already scaled),
+P_g each joint's PSD gravity block (θh), K_F the drag loads' stiffness block (h) and D_i the
+drag's velocity Jacobian at limb i's midpoint (backward Euler, h):
+
+    (M + θh𝒞 + θ²h²(𝒦 + P_g) + h²K_F + h Σ J_iᵀ D_i J_i) a
+        = τ_spring − 𝒞v − θh(𝒦 + P_g)v − h K_F v − b(R, v; g, F_drag) − h Σ J_iᵀ D_i c_i,
+
+J_i the Jacobian of limb i's midpoint velocity and c_i its velocity-product acceleration as the
+articulated-body recursion carries it (the base point's classical acceleration plus α × ρ), then
+v ← v + h a and R ← R exp(h (v + θh a)).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+import reference_dynamics as ref
+
+
+@dataclass
+class Wind:
+    """The turbulent field of DESIGN §5 at constant settings: mean speed U (m/s) at
+    reference_height (m), power-law profile_exponent, azimuth direction_deg, intensity I, and
+    the modes (k (3, M) rad/m, unit amplitudes (3, M), phases (M,) rad) in the wind's frame."""
+
+    speed: float
+    direction_deg: float
+    intensity: float
+    reference_height: float
+    profile_exponent: float
+    mode_k: np.ndarray
+    mode_amp: np.ndarray
+    mode_phase: np.ndarray
+
+    def velocity(self, points: np.ndarray, advection: float) -> np.ndarray:
+        """(P, 3) m/s at points (P, 3) m once the pattern has travelled ``advection`` m."""
+        a = math.radians(self.direction_deg)
+        frame = np.array([[math.cos(a), math.sin(a), 0.0],      # along-wind
+                          [-math.sin(a), math.cos(a), 0.0],     # crosswind, to the left
+                          [0.0, 0.0, 1.0]])
+        xi = points @ frame.T
+        xi[:, 0] -= advection
+        sigma = self.intensity * self.speed * np.array([1.0, 0.8, 0.5])
+        turbulence = np.cos(xi @ self.mode_k + self.mode_phase) @ (self.mode_amp * sigma[:, None]).T
+        profile = self.speed * (np.maximum(points[:, 2], 0.1) / self.reference_height
+                                ) ** self.profile_exponent
+        return profile[:, None] * frame[0] + turbulence @ frame
+
+
+@dataclass
+class Air:
+    """Drag on limbs and foliage (DESIGN §5)."""
+
+    density: float
+    drag_coefficient: float
+    leaf_drag_coefficient: float
+    vogel_exponent: float
+    wind: Wind
+
+
+@dataclass
+class Model:
+    """What a step needs besides the state; per-limb arrays in preset order."""
+
+    tree: ref.ReferenceTree
+    spring_R: np.ndarray   # (N, 3, 3) the springs' rest rotations, child → parent axes
+    stiffness: np.ndarray  # (N, 3, 3) N m/rad, child axes (stiffness scale included)
+    damping: np.ndarray    # (N, 3, 3) N m s/rad, child axes (damping scale included)
+    gravity: np.ndarray    # (3,) m/s²
+    axis: np.ndarray       # (N, 3) unit limb axes, own axes
+    length: np.ndarray     # (N,) m
+    radius: np.ndarray     # (N,) m
+    leaf_area: np.ndarray  # (N,) m²
+    air: Air | None = None
+
+    def __post_init__(self):
+        members = [[] for _ in range(self.tree.n)]
+        for k in range(self.tree.n):
+            for j in self.tree.ancestors(k):
+                members[j].append(k)
+        self._subtrees = [np.array(m) for m in members]
+
+    def subtree(self, j: int) -> np.ndarray:
+        """Limb j and every limb below it."""
+        return self._subtrees[j]
+
+
+def spring_torques(model: Model, R: np.ndarray) -> np.ndarray:
+    """(N, 3) N m, child axes: τ = −J_r(θ)⁻ᵀ K θ, θ = log(C_springᵀ R) (DESIGN §2)."""
+    tau = np.empty((model.tree.n, 3))
+    for i in range(model.tree.n):
+        theta = ref.rotation_log(model.spring_R[i].T @ R[i])
+        phi = np.linalg.norm(theta)
+        if phi < 1e-4:
+            b = 1.0 / 12.0 + phi * phi / 720.0
+        else:
+            b = 1.0 / phi ** 2 - (1.0 + math.cos(phi)) / (2.0 * phi * math.sin(phi))
+        T = ref.skew(theta)
+        J_r_inv = np.eye(3) + 0.5 * T + b * T @ T
+        tau[i] = -J_r_inv.T @ model.stiffness[i] @ theta
+    return tau
+
+
+def _magnitude(K: np.ndarray, negative: str) -> np.ndarray:
+    """A symmetric matrix with its negative eigenvalues dropped ("drop") or made positive."""
+    lam, V = np.linalg.eigh(K)
+    lam = np.maximum(lam, 0.0) if negative == "drop" else np.abs(lam)
+    return V @ np.diag(lam) @ V.T
+
+
+def gravity_blocks(model: Model, kin: dict) -> np.ndarray:
+    """(N, 3, 3) child axes: the PSD part of each subtree's gravity stiffness about its joint,
+    m[(g·ρ)1 − sym(g ρᵀ)] with m ρ the subtree's first moment about the joint (DESIGN §4)."""
+    g, tree = model.gravity, model.tree
+    out = np.empty((tree.n, 3, 3))
+    for j in range(tree.n):
+        sub = model.subtree(j)
+        m_rho = (tree.mass[sub, None] * (kin["com_world"][sub] - kin["base"][j])).sum(axis=0)
+        K = (g @ m_rho) * np.eye(3) - 0.5 * (np.outer(g, m_rho) + np.outer(m_rho, g))
+        out[j] = kin["C"][j].T @ _magnitude(K, "drop") @ kin["C"][j]
+    return out
+
+
+def load_blocks(model: Model, kin: dict, force: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """(N, 3, 3) child axes: each joint's implicit stiffness for the loads ``force`` (N, 3) N
+    applied at points ``at`` (N, 3) m of its subtree: the resultant F/Σ|F| at ρ = Σ|F|(r − b),
+    |K| + ½|F × ρ| 1 with K = (F·ρ)1 − sym(F ρᵀ) (`articulated` docstring)."""
+    tree = model.tree
+    out = np.zeros((tree.n, 3, 3))
+    weight = np.linalg.norm(force, axis=1)
+    for j in range(tree.n):
+        sub = model.subtree(j)
+        total = weight[sub].sum()
+        if total == 0.0:
+            continue
+        F = force[sub].sum(axis=0) / total
+        rho = (weight[sub, None] * (at[sub] - kin["base"][j])).sum(axis=0)
+        K = (F @ rho) * np.eye(3) - 0.5 * (np.outer(F, rho) + np.outer(rho, F))
+        K = _magnitude(K, "abs") + 0.5 * np.linalg.norm(np.cross(F, rho)) * np.eye(3)
+        out[j] = kin["C"][j].T @ K @ kin["C"][j]
+    return out
+
+
+def drag(model: Model, kin: dict, advection: float):
+    """Drag at the midpoints: (F (N, 3) N, D = ∂F/∂v_rel (N, 3, 3) N s/m, midpoints (N, 3) m)."""
+    air = model.air
+    e = np.einsum("nij,nj->ni", kin["C"], model.axis)
+    rho = 0.5 * model.length[:, None] * e
+    mid = kin["base"] + rho
+    v_rel = air.wind.velocity(mid, advection) - (kin["v_base"]
+                                                  + np.cross(kin["omega_world"], rho))
+    F = np.zeros_like(mid)
+    D = np.zeros((model.tree.n, 3, 3))
+    for i in range(model.tree.n):
+        v = v_rel[i]
+        v_n = v - (v @ e[i]) * e[i]
+        speed_n = np.linalg.norm(v_n)
+        k = 0.5 * air.density * air.drag_coefficient * 2.0 * model.radius[i] * model.length[i]
+        F[i] = k * speed_n * v_n
+        D[i] = k * speed_n * (np.eye(3) - np.outer(e[i], e[i]))
+        if speed_n > 0.0:
+            D[i] += k * np.outer(v_n, v_n) / speed_n
+        speed = np.linalg.norm(v)
+        if model.leaf_area[i] > 0.0 and speed > 0.0:
+            beta = air.vogel_exponent
+            c = 0.5 * air.density * air.leaf_drag_coefficient * model.leaf_area[i]
+            magnitude = c * speed ** (1.0 + beta)          # U_v = 1 m/s
+            F[i] += magnitude * v
+            D[i] += magnitude * (np.eye(3) + (1.0 + beta) * np.outer(v, v) / speed ** 2)
+    return F, D, mid
+
+
+def point_jacobians(model: Model, kin: dict, points: np.ndarray) -> np.ndarray:
+    """(N, 3, 3N): the velocity of each limb's point ``points[i]`` (m, fixed in limb i) from the
+    stacked joint rates."""
+    n = model.tree.n
+    J = np.zeros((n, 3, 3 * n))
+    for i in range(n):
+        for j in model.tree.ancestors(i):
+            J[i, :, 3 * j:3 * j + 3] = -ref.skew(points[i] - kin["base"][j]) @ kin["C"][j]
+    return J
+
+
+def velocity_product_accelerations(model: Model, kin: dict, v: np.ndarray):
+    """Angular and base-point (classical) accelerations of every limb with v̇ = 0, no gravity:
+    (α (N, 3), a_base (N, 3)), the outward pass of Newton–Euler."""
+    tree, C, omega = model.tree, kin["C"], kin["omega_world"]
+    alpha = np.zeros((tree.n, 3))
+    a_base = np.zeros((tree.n, 3))
+    for i in range(tree.n):
+        p = tree.parent[i]
+        if p >= 0:
+            r = kin["base"][i] - kin["base"][p]
+            alpha[i] = alpha[p] + np.cross(omega[p], C[i] @ v[i])
+            a_base[i] = a_base[p] + np.cross(alpha[p], r) + np.cross(omega[p],
+                                                                      np.cross(omega[p], r))
+    return alpha, a_base
+
+
+def _blocks(matrices: np.ndarray) -> np.ndarray:
+    """(3N, 3N) block diagonal of (N, 3, 3) matrices."""
+    n = matrices.shape[0]
+    out = np.zeros((3 * n, 3 * n))
+    for i in range(n):
+        out[3 * i:3 * i + 3, 3 * i:3 * i + 3] = matrices[i]
+    return out
+
+
+def implicit_step(model: Model, R: np.ndarray, v: np.ndarray, h: float, theta: float,
+                  advection: float = 0.0):
+    """One θ-method step of h seconds (module docstring); returns the new (R, v). ``advection``:
+    how far the wind's pattern has travelled at the step's start, m."""
+    tree, n = model.tree, model.tree.n
+    kin = ref.kinematics(tree, R, v)
+    K = _blocks(model.stiffness)
+    C = _blocks(model.damping)
+    P = _blocks(gravity_blocks(model, kin))
+    A = ref.mass_matrix(tree, R) + theta * h * C + (theta * h) ** 2 * (K + P)
+    rhs = spring_torques(model, R).ravel() - (C + theta * h * (K + P)) @ v.ravel()
+    force, torque = np.zeros((n, 3)), np.zeros((n, 3))
+    if model.air is not None:
+        F, D, mid = drag(model, kin, advection)
+        force = F
+        torque = np.cross(mid - kin["com_world"], F)        # the bias takes forces at the COMs
+        K_F = _blocks(load_blocks(model, kin, F, mid))
+        A += h * h * K_F
+        rhs -= h * K_F @ v.ravel()
+        alpha, a_base = velocity_product_accelerations(model, kin, v)
+        c = a_base + np.cross(alpha, mid - kin["base"])
+        J = point_jacobians(model, kin, mid)
+        DJ = np.einsum("nij,njk->nik", D, J)
+        A += h * J.reshape(3 * n, 3 * n).T @ DJ.reshape(3 * n, 3 * n)
+        rhs -= h * np.einsum("nij,ni->j", J, np.einsum("nij,nj->ni", D, c))
+    rhs -= ref.bias(tree, R, v, model.gravity, force, torque)
+    a = np.linalg.solve(A, rhs).reshape(n, 3)
+    turn = h * (v + theta * h * a)
+    return np.array([R[i] @ ref.rotation_exp(turn[i]) for i in range(n)]), v + h * a
+
+
+def _quat_product(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Hamilton product of quaternions [w, x, y, z]."""
+    return np.array([p[0] * q[0] - p[1:] @ q[1:],
+                     *(p[0] * q[1:] + q[0] * p[1:] + np.cross(p[1:], q[1:]))])
+
+
+def quats_to_matrices(q: np.ndarray) -> np.ndarray:
+    """(N, 3, 3) rotations of quaternions (N, 4) [w, x, y, z], normalised first (scipy)."""
+    return Rotation.from_quat(q[:, [1, 2, 3, 0]]).as_matrix()
+
+
+def matrices_to_quats(R: np.ndarray) -> np.ndarray:
+    """(N, 4) unit quaternions [w, x, y, z], w ≥ 0, of rotations (N, 3, 3)."""
+    q = Rotation.from_matrix(R).as_quat()[:, [3, 0, 1, 2]]
+    return q * np.where(q[:, :1] < 0.0, -1.0, 1.0)
+
+
+def rk4_step(model: Model, q: np.ndarray, v: np.ndarray, h: float):
+    """One classical RK4 step of h seconds on (q, v), ``q̇ = ½ q ⊗ (0, v)``, ``v̇`` from the
+    dense forward dynamics with the spring and damper torques, no wind; the quaternions
+    renormalised after the step. Returns the new (q, v)."""
+    def rates(qs, vs):
+        R = quats_to_matrices(qs)
+        tau = spring_torques(model, R) - np.einsum("nij,nj->ni", model.damping, vs)
+        vdot = ref.forward_dynamics(model.tree, R, vs, tau, model.gravity).reshape(-1, 3)
+        qdot = np.array([0.5 * _quat_product(qs[i], np.r_[0.0, vs[i]])
+                         for i in range(len(qs))])
+        return qdot, vdot
+
+    k1 = rates(q, v)
+    k2 = rates(q + 0.5 * h * k1[0], v + 0.5 * h * k1[1])
+    k3 = rates(q + 0.5 * h * k2[0], v + 0.5 * h * k2[1])
+    k4 = rates(q + h * k3[0], v + h * k3[1])
+    q_new = q + h / 6.0 * (k1[0] + 2.0 * k2[0] + 2.0 * k3[0] + k4[0])
+    v_new = v + h / 6.0 * (k1[1] + 2.0 * k2[1] + 2.0 * k3[1] + k4[1])
+    return q_new / np.linalg.norm(q_new, axis=1)[:, None], v_new
