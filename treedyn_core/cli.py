@@ -113,8 +113,9 @@ def _parsers() -> dict[str, argparse.ArgumentParser]:
     bench.add_argument("which", nargs="?", default="performance",
                        choices=("performance", "accuracy", "frames"))
     bench.add_argument("--json", action="store_true")
-    bench.add_argument("--sizes", type=_sizes, metavar="N,N,...", help="performance: tree sizes in limbs "
-                       "(default 10,100,1000,10000,30000,100000)")
+    bench.add_argument("--sizes", type=_sizes, metavar="N,N,...", help="performance and frames: "
+                       "tree sizes in limbs (defaults 10,100,1000,10000,30000,100000 and "
+                       "100,1000,10000,30000)")
     bench.add_argument("--repeat", type=_positive_int, default=1, metavar="K",
                        help="performance: measure every size in K passes and give the medians "
                        "and the range of each time per step over them (default 1)")
