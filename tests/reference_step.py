@@ -25,6 +25,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.linalg import block_diag
 from scipy.spatial.transform import Rotation
 
 import reference_dynamics as ref
@@ -44,6 +45,12 @@ class Wind:
     mode_k: np.ndarray
     mode_amp: np.ndarray
     mode_phase: np.ndarray
+
+    @classmethod
+    def from_field(cls, field) -> "Wind":
+        """The settings and modes of a `treedyn_core.wind.WindField` as they are now."""
+        return cls(field.speed, field.direction_deg, field.intensity, field.reference_height,
+                   field.profile_exponent, field.mode_k, field.mode_amp, field.mode_phase)
 
     def velocity(self, points: np.ndarray, advection: float) -> np.ndarray:
         """(P, 3) m/s at points (P, 3) m once the pattern has travelled ``advection`` m."""
@@ -210,24 +217,15 @@ def velocity_product_accelerations(model: Model, kin: dict, v: np.ndarray):
     return alpha, a_base
 
 
-def _blocks(matrices: np.ndarray) -> np.ndarray:
-    """(3N, 3N) block diagonal of (N, 3, 3) matrices."""
-    n = matrices.shape[0]
-    out = np.zeros((3 * n, 3 * n))
-    for i in range(n):
-        out[3 * i:3 * i + 3, 3 * i:3 * i + 3] = matrices[i]
-    return out
-
-
 def implicit_step(model: Model, R: np.ndarray, v: np.ndarray, h: float, theta: float,
                   advection: float = 0.0):
     """One θ-method step of h seconds (module docstring); returns the new (R, v). ``advection``:
     how far the wind's pattern has travelled at the step's start, m."""
     tree, n = model.tree, model.tree.n
     kin = ref.kinematics(tree, R, v)
-    K = _blocks(model.stiffness)
-    C = _blocks(model.damping)
-    P = _blocks(gravity_blocks(model, kin))
+    K = block_diag(*model.stiffness)
+    C = block_diag(*model.damping)
+    P = block_diag(*gravity_blocks(model, kin))
     A = ref.mass_matrix(tree, R) + theta * h * C + (theta * h) ** 2 * (K + P)
     rhs = spring_torques(model, R).ravel() - (C + theta * h * (K + P)) @ v.ravel()
     force, torque = np.zeros((n, 3)), np.zeros((n, 3))
@@ -235,7 +233,7 @@ def implicit_step(model: Model, R: np.ndarray, v: np.ndarray, h: float, theta: f
         F, D, mid = drag(model, kin, advection)
         force = F
         torque = np.cross(mid - kin["com_world"], F)        # the bias takes forces at the COMs
-        K_F = _blocks(load_blocks(model, kin, F, mid))
+        K_F = block_diag(*load_blocks(model, kin, F, mid))
         A += h * h * K_F
         rhs -= h * K_F @ v.ravel()
         alpha, a_base = velocity_product_accelerations(model, kin, v)

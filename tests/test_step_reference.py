@@ -43,12 +43,9 @@ def _trees(n, seed, integrator, dt, wind):
     damping = [np.diag(np.broadcast_to(limb["damping"], 3)) for limb in limbs]
     air = None
     if wind is not STILL_AIR:
-        field = sim.wind
         air = rs.Air(sim.data["wind"]["air_density"], sim.data["wind"]["drag_coefficient"],
                      sim.data["wind"]["leaf_drag_coefficient"], wind["vogel_exponent"],
-                     rs.Wind(field.speed, field.direction_deg, field.intensity,
-                             field.reference_height, field.profile_exponent, field.mode_k,
-                             field.mode_amp, field.mode_phase))
+                     rs.Wind.from_field(sim.wind))
     model = rs.Model(tree, R_rest, SCALES["stiffness_scale"] * np.array(
                          [np.diag(limb["stiffness"]) for limb in limbs]),
                      SCALES["damping_scale"] * np.array(damping), sim.gravity,

@@ -11,10 +11,11 @@ from numba import njit
 from scipy.integrate import quad
 from scipy.signal import correlate, find_peaks, periodogram
 
+from reference_step import Wind
 from treedyn_core.errors import TreedynError
 from treedyn_core.fastmath import SIN_TURNS_COEFFICIENTS, fast_cos
 from treedyn_core.schema import WIND
-from treedyn_core.wind import (ADVECTION, DIRECTION, WindField, draw_modes, spectrum_u,
+from treedyn_core.wind import (ADVECTION, WindField, draw_modes, spectrum_u,
                                spectrum_vw, wavenumber_range)
 
 # A 600 s record sampled at 20 Hz: the Nyquist frequency (10 Hz) lies above the
@@ -194,16 +195,8 @@ def test_reset_returns_to_start():
 
 
 def reference_velocity(field, points):
-    """The field of the module docstring, summed with numpy in the wind frame."""
-    frame = wind_frame(field.state[DIRECTION])
-    xi = points @ frame.T
-    xi[:, 0] -= field.state[ADVECTION]
-    phase = xi @ field.mode_k + field.mode_phase  # (P, M)
-    sigma = field.intensity * field.speed * SIGMA_RATIOS
-    turbulence = np.cos(phase) @ (field.mode_amp * sigma[:, None]).T  # wind frame
-    profile = field.speed * (np.maximum(points[:, 2], 0.1) / field.reference_height
-                             ) ** field.profile_exponent
-    return profile[:, None] * frame[0] + turbulence @ frame
+    """The field of the module docstring, summed with numpy (`reference_step.Wind`)."""
+    return Wind.from_field(field).velocity(points, field.state[ADVECTION])
 
 
 def test_kernel_matches_numpy():

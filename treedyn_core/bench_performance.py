@@ -265,12 +265,12 @@ def run(sizes=SIZES, as_json: bool = False, out=sys.stdout, repeat: int = 1) -> 
                 trees.append(build(size))
             integrators = ("implicit", "rk4") if size <= RK4_MAX_LIMBS else ("implicit",)
             passes[j].append(measure(*trees[j], integrators))
-            if not ranged:
-                trees[j] = None  # measured once: let it go before building the next
             if ranged:
                 print(f"pass {k + 1} of {repeat}: {trees[j][0].tree.n:,} limbs measured",
                       file=sys.stderr, flush=True)
-            elif not as_json:
+                continue
+            trees[j] = None  # measured once: let it go before building the next
+            if not as_json:
                 for row in passes[j][0]:
                     _print_row(row, out, ranged)
     rows = [combine([p[r] for p in size_passes]) if ranged else size_passes[0][r]
