@@ -12,6 +12,7 @@ import pytest
 
 from treedyn_core import bench_performance
 from treedyn_core.errors import TreedynError
+from treedyn_core.generator import count_limbs
 
 SIZES = (10, 100)
 
@@ -53,6 +54,14 @@ def test_bench_performance_json_has_every_row():
             for stage in ("wind_and_drag", "joint_forces", "recursion"):
                 assert positive(split[stage]), (row["limbs"], stage, split[stage])
             assert positive(row["seconds_per_step_no_wind"])
+
+
+@pytest.mark.parametrize("nominal", bench_performance.SIZES)
+def test_bench_trees_are_within_five_percent_of_their_sizes(nominal):
+    """Every nominal size gets a tree within 5 % of it: 100,000 too, whose nearest trees of
+    equal branches (88,575 and 118,098 limbs) are not."""
+    generator = bench_performance.tree_of_size(nominal)["tree"]["generator"]
+    assert abs(count_limbs(generator) / nominal - 1.0) <= bench_performance.SIZE_TOLERANCE
 
 
 def test_bench_performance_repeat_gives_medians_and_ranges(monkeypatch):
