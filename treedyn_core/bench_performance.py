@@ -243,7 +243,7 @@ def _print_row(row: dict, out, ranged: bool) -> None:
         spread = f"{f'{1e3 * low:.3f}–{1e3 * high:.3f}':>13} "
     print(f"{row['limbs']:>8,} {row['integrator']:>10} {row['dt']:>9.2e} "
           f"{1e3 * row['seconds_per_step']:>9.3f} {spread}"
-          f"{row['steps_per_second']:>9.0f} {row['real_time_factor']:>8.2f} "
+          f"{row['steps_per_second']:>9.0f} {row['real_time_factor']:>8.3g} "
           f"{row['microseconds_per_limb_step']:>8.3f} {parts} "
           f"{row['load_seconds']:>7.2f} {no_wind}", file=out, flush=True)
 
