@@ -64,6 +64,12 @@ def test_bench_trees_are_within_five_percent_of_their_sizes(nominal):
     assert abs(count_limbs(generator) / nominal - 1.0) <= bench_performance.SIZE_TOLERANCE
 
 
+def test_bench_trees_stay_within_the_generators_limit():
+    """Near 250,000 the nearest tree (262,146 limbs) is over max_limbs: the largest under it."""
+    generator = bench_performance.tree_of_size(250_000)["tree"]["generator"]
+    assert 150_000 < count_limbs(generator) <= generator["max_limbs"]
+
+
 def test_bench_performance_repeat_gives_medians_and_ranges(monkeypatch):
     """--repeat K: each row is measured in K passes over the sizes; its times are the passes'
     medians, its ranges their extremes, and its rates follow from the median."""

@@ -80,6 +80,7 @@ def test_run_order_is_the_generator_order(tmp_path, capsys):
     (["expand", "two_limbs", "out.txt"], ".yaml"),
     (["bench", "performance", "--repeat", "0"], "--repeat"),
     (["bench", "accuracy", "--repeat", "3"], "bench performance only"),
+    (["bench", "performance", "--sizes", "10,300000"], "≤ 250,000"),
 ])
 def test_bad_input_is_one_line_exit_2(argv, fragment, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)

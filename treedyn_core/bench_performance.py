@@ -41,7 +41,8 @@ clock = time.thread_time
 
 def tree_of_size(target: int) -> dict:
     """A validated preset dict: `giant`'s tree with (levels, children, segments) chosen so the
-    limb count is closest to `target`; wind 6 m/s, turbulence 0.2, dt 1/120 s.
+    limb count is closest to `target` (and within the generator's max_limbs); wind 6 m/s,
+    turbulence 0.2, dt 1/120 s.
 
     Branches of equal segments first. Where none of those comes within `SIZE_TOLERANCE` of the
     target (the nearest to 100,000 have 88,575 and 118,098 limbs), the branches of the first
@@ -59,8 +60,9 @@ def tree_of_size(target: int) -> dict:
                 for segments in segment_lists(levels):
                     trial = {**gen, "levels": levels, "children": children,
                              "segments": segments, "trunk": trunk}
-                    score = abs(np.log(count_limbs(trial) / target))
-                    if best is None or score < best[0]:
+                    n = count_limbs(trial)
+                    score = abs(np.log(n / target))
+                    if n <= gen["max_limbs"] and (best is None or score < best[0]):
                         best = (score, trial)
         return best
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from . import __version__
 from .errors import TreedynError
+from .schema import GENERATOR
 
 EXIT_BAD_INPUT = 2
 COMMANDS = ("run", "modes", "expand", "bench")
@@ -57,6 +58,10 @@ def _sizes(text: str) -> tuple[int, ...]:
         raise argparse.ArgumentTypeError(f"expected limb counts like 100,1000, got '{text}'") from None
     if not sizes or min(sizes) < 1:
         raise argparse.ArgumentTypeError(f"limb counts must be ≥ 1, got '{text}'")
+    largest = GENERATOR["max_limbs"].default
+    if max(sizes) > largest:
+        raise argparse.ArgumentTypeError(f"limb counts must be ≤ {largest:,} (the generator's "
+                                         f"max_limbs), got '{text}'")
     return sizes
 
 
