@@ -107,6 +107,37 @@ def test_quaternion_spring_torque_matches_the_matrix_form(angle):
             assert abs(V_q - V_m) <= 2 * stiffness * (angle + tol) * tol
 
 
+def _gradient_coefficient_series(phi):
+    """b(φ) = 1/φ² − cot(φ/2)/(2φ) = Σ_n |B_2n| φ^(2n−2)/(2n)!, n ≥ 1 (Bernoulli numbers, from
+    the Laurent series of the cotangent), to n = 12: exact to round-off for φ ≤ 0.4."""
+    from fractions import Fraction
+    from math import comb, factorial
+
+    bernoulli = [Fraction(1)]
+    for m in range(1, 25):
+        bernoulli.append(-sum(comb(m + 1, k) * bernoulli[k] for k in range(m)) / (m + 1))
+    return sum(float(abs(bernoulli[2 * n]) / factorial(2 * n)) * phi ** (2 * n - 2)
+               for n in range(12, 0, -1))
+
+
+@pytest.mark.parametrize("angle", [1e-9, 1e-5, 1e-3, 0.02, 0.1, 0.25, 0.3947])
+def test_quaternion_spring_gradient_coefficient_against_its_series(angle):
+    """The step's small-angle branch takes J_r⁻ᵀ's coefficient b = (1 − S)/(4 t² S²) from the
+    atan series (no square root); against b's own series in φ (Bernoulli numbers), to 4.5e-16
+    relative (two units in the last place), from 1e-9 rad to the branch's limit 2 atan 0.2 = 0.3948 rad."""
+    from treedyn_core.joints import error_rotation_vector_q
+
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        axis = rng.normal(size=3)
+        spring = Rotation.random(random_state=rng)
+        joint = spring * Rotation.from_rotvec(angle * axis / np.linalg.norm(axis))
+        theta, b = error_rotation_vector_q(np.roll(joint.as_quat(), 1), np.roll(spring.as_quat(), 1))
+        phi = np.linalg.norm(theta)
+        assert phi == pytest.approx(angle, rel=1e-8)
+        assert abs(b / _gradient_coefficient_series(phi) - 1.0) <= 4.5e-16
+
+
 def test_spring_at_its_rest_orientation_exerts_exactly_nothing():
     """Both forms give exactly zero at the rest orientation (a static solve with no load would
     otherwise chase round-off), whatever the orientation."""

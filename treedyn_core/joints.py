@@ -32,8 +32,11 @@ def spring_torque(R_rel, C_spring, K, k_scale):
     τ N m, τ_B = −J_r(θ)⁻ᵀ K θ, the exact gradient of V = ½ θᵀ K θ (J); vectors as tuples.
     """
     theta, phi, sin_phi, cos_phi = error_rotation_vector(R_rel, C_spring)
-    cot_half = (1.0 + cos_phi) / sin_phi if phi >= _SMALL else 0.0
-    return _spring_gradient(theta, phi, cot_half, K, k_scale)
+    if phi < _SMALL:
+        b = 1.0 / 12.0 + phi * phi / 720.0
+    else:
+        b = 1.0 / (phi * phi) - (1.0 + cos_phi) / (2.0 * phi * sin_phi)
+    return _spring_gradient(theta, b, K, k_scale)
 
 
 @kernel(inline="always")
@@ -41,38 +44,36 @@ def spring_torque_q(q, q_spring, K, k_scale):
     """`spring_torque` from unit quaternions: q the joint rotation, q_spring the spring's rest
     orientation ((4,) [w, x, y, z], child → parent). The same (θ, τ, V), cheaper: the error
     quaternion takes 16 products where E = C_abᵀ C_AB takes 27, and needs no case near π."""
-    theta, phi, cot_half = error_rotation_vector_q(q, q_spring)
-    return _spring_gradient(theta, phi, cot_half, K, k_scale)
+    theta, b = error_rotation_vector_q(q, q_spring)
+    return _spring_gradient(theta, b, K, k_scale)
 
 
 @kernel(inline="always")
-def _spring_gradient(theta, phi, cot_half, K, k_scale):
-    """(θ, τ, V) of `spring_torque` from θ, φ = |θ| and cot(φ/2) (used from φ ≥ 1e-4 on)."""
+def _spring_gradient(theta, b, K, k_scale):
+    """(θ, τ, V) of `spring_torque` from θ and b = 1/φ² − cot(φ/2)/(2φ), φ = |θ|: the
+    coefficient of J_r⁻ᵀ y = y − ½ θ×y + b θ×(θ×y) (b = 1/12 + φ²/720 + … near 0)."""
     y = m3.vscale(k_scale, m3.matvec(m3.load(K), theta))
-    # J_r⁻ᵀ y = y − ½ θ×y + b θ×(θ×y), b = 1/φ² − (1 + cos φ)/(2 φ sin φ) = 1/φ² − cot(φ/2)/(2φ)
-    if phi < _SMALL:
-        b = 1.0 / 12.0 + phi * phi / 720.0
-    else:
-        b = 1.0 / (phi * phi) - cot_half / (2.0 * phi)
     c = m3.cross(theta, y)
     tau = m3.vscale(-1.0, m3.vadd(m3.vsub(y, m3.vscale(0.5, c)), m3.vscale(b, m3.cross(theta, c))))
     return theta, tau, 0.5 * m3.dot(theta, y)
 
 
 @kernel(inline="always")
-def _atan_over(t):
-    """atan(t)/t for 0 ≤ t ≤ `_HALF_TANGENT_LIMIT`: its series to t²⁰, exact to round-off.
+def _atan_series(u):
+    """(atan(t)/t, (1 − atan(t)/t)/u) for u = t², 0 ≤ t ≤ `_HALF_TANGENT_LIMIT`, exact to
+    round-off and without cancellation at small t.
 
-    Σ_k (−1)^k u^k/(2k + 1), k = 0 … 10, u = t², by Estrin's scheme (pairs of terms, then
-    pairs of pairs): a dependency chain of 5 operations instead of Horner's 10.
+    R = (1 − atan(t)/t)/u = Σ_k (−1)^k u^k/(2k + 3), k = 0 … 10 (the first term left out,
+    u¹¹/25, is below 2e-17 of R), by Estrin's scheme (pairs of terms, then pairs of pairs: a
+    dependency chain of 5 operations where Horner's takes 11); atan(t)/t = 1 − u R.
     """
-    u = t * t
     u2 = u * u
     u4 = u2 * u2
-    q0 = (1.0 - u / 3.0) + u2 * (1.0 / 5.0 - u / 7.0)
-    q1 = (1.0 / 9.0 - u / 11.0) + u2 * (1.0 / 13.0 - u / 15.0)
-    q2 = (1.0 / 17.0 - u / 19.0) + u2 * (1.0 / 21.0)
-    return q0 + u4 * (q1 + u4 * q2)
+    low = (1.0 / 3.0 - u / 5.0) + u2 * (1.0 / 7.0 - u / 9.0)
+    mid = (1.0 / 11.0 - u / 13.0) + u2 * (1.0 / 15.0 - u / 17.0)
+    high = (1.0 / 19.0 - u / 21.0) + u2 * (1.0 / 23.0)
+    R = low + u4 * (mid + u4 * high)
+    return 1.0 - u * R, R
 
 
 @kernel(inline="always")
@@ -80,7 +81,8 @@ def error_rotation_vector_q(q, q_spring):
     """θ = log(E)^∨ of the error attitude E = C_springᵀ R_rel, from unit quaternions
     ((4,) [w, x, y, z]): e = q_spring* ⊗ q = ±(cos(φ/2), sin(φ/2) n), θ = φ n.
 
-    Returns (θ as a tuple, φ = |θ| ∈ [0, π], cot(φ/2) = w/|v| (0 when v = 0)).
+    Returns (θ as a tuple, b = 1/φ² − cot(φ/2)/(2φ), J_r⁻ᵀ's coefficient for `_spring_gradient`),
+    φ = |θ| ∈ [0, π].
     """
     s = q_spring
     if q[0] == s[0] and q[1] == s[1] and q[2] == s[2] and q[3] == s[3]:
@@ -88,23 +90,24 @@ def error_rotation_vector_q(q, q_spring):
         # rounding of one of them once the compiler fuses them into multiply-adds, while
         # E = C_springᵀ R_rel is exactly symmetric for equal matrices: an unloaded spring
         # must give exactly no torque, or a static solve takes round-off for a load.)
-        return (0.0, 0.0, 0.0), 0.0, 0.0
+        return (0.0, 0.0, 0.0), 1.0 / 12.0
     w = s[0] * q[0] + s[1] * q[1] + s[2] * q[2] + s[3] * q[3]
     x = s[0] * q[1] - s[1] * q[0] - s[2] * q[3] + s[3] * q[2]
     y = s[0] * q[2] + s[1] * q[3] - s[2] * q[0] - s[3] * q[1]
     z = s[0] * q[3] - s[1] * q[2] + s[2] * q[1] - s[3] * q[0]
     if w < 0.0:  # −e is the same rotation: take the one with φ ≤ π
         w, x, y, z = -w, -x, -y, -z
-    v = math.sqrt(x * x + y * y + z * z)
-    if v < _HALF_TANGENT_LIMIT * w:
-        # t = tan(φ/2) = |v|/w ≤ 0.2: φ = 2 atan t by its series, as in `error_rotation_vector`
+    v2 = x * x + y * y + z * z
+    if v2 < (_HALF_TANGENT_LIMIT * w) ** 2:
+        # t = tan(φ/2) = |v|/w ≤ 0.2 (nearly every joint): with S = atan(t)/t, φ = 2 t S and
+        # cot(φ/2) = 1/t give θ = 2 S v/w and b = (1 − S)/(4 t² S²), all from u = t² = |v|²/w²
+        # by `_atan_series`: no square root, no atan2, no cancellation in b as φ → 0.
         inv = 1.0 / w
-        t = v * inv
-        series = _atan_over(t)
-        return m3.vscale(2.0 * series * inv, (x, y, z)), 2.0 * t * series, w / v if v > 0.0 \
-            else 0.0
+        S, R = _atan_series(v2 * inv * inv)
+        return m3.vscale(2.0 * S * inv, (x, y, z)), R / (4.0 * S * S)
+    v = math.sqrt(v2)
     phi = 2.0 * math.atan2(v, w)
-    return m3.vscale(phi / v, (x, y, z)), phi, w / v
+    return m3.vscale(phi / v, (x, y, z)), 1.0 / (phi * phi) - w / (2.0 * phi * v)
 
 
 @kernel(inline="always")
@@ -127,11 +130,11 @@ def error_rotation_vector(R_rel, C_spring):
     s = math.sqrt(m3.dot(w, w))
     if s < _HALF_TANGENT_LIMIT * (1.0 + c):
         # φ = 2 atan t with t = tan(φ/2) = sin φ / (1 + cos φ) ≤ 0.2 (φ < 22.6°, nearly every
-        # joint): the series of atan(t)/t to t²⁰ is exact to round-off and much cheaper than
+        # joint): the series of atan(t)/t (`_atan_series`) is exact to round-off and cheaper than
         # atan2 (which costs 40 % of a joint's forces).
         inv = 1.0 / (1.0 + c)
         t = s * inv
-        series = _atan_over(t)
+        series = _atan_series(t * t)[0]
         return m3.vscale(2.0 * series * inv, w), 2.0 * t * series, s, c  # 2 series inv = φ/sin φ
     phi = math.atan2(s, c)
     if phi < so3._NEAR_PI:
