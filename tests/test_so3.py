@@ -124,7 +124,8 @@ def _gradient_coefficient_series(phi):
 def test_quaternion_spring_gradient_coefficient_against_its_series(angle):
     """The step's small-angle branch takes J_r⁻ᵀ's coefficient b = (1 − S)/(4 t² S²) from the
     atan series (no square root); against b's own series in φ (Bernoulli numbers), to 4.5e-16
-    relative (two units in the last place), from 1e-9 rad to the branch's limit 2 atan 0.2 = 0.3948 rad."""
+    relative (two units in the last place), from 1e-9 rad to the branch's limit
+    2 atan 0.2 = 0.3948 rad."""
     from treedyn_core.joints import error_rotation_vector_q
 
     rng = np.random.default_rng(3)
@@ -132,7 +133,8 @@ def test_quaternion_spring_gradient_coefficient_against_its_series(angle):
         axis = rng.normal(size=3)
         spring = Rotation.random(random_state=rng)
         joint = spring * Rotation.from_rotvec(angle * axis / np.linalg.norm(axis))
-        theta, b = error_rotation_vector_q(np.roll(joint.as_quat(), 1), np.roll(spring.as_quat(), 1))
+        theta, b = error_rotation_vector_q(np.roll(joint.as_quat(), 1),
+                                           np.roll(spring.as_quat(), 1))
         phi = np.linalg.norm(theta)
         assert phi == pytest.approx(angle, rel=1e-8)
         assert abs(b / _gradient_coefficient_series(phi) - 1.0) <= 4.5e-16

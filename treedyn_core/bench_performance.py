@@ -68,7 +68,7 @@ def tree_of_size(target: int) -> dict:
 
     score, generator = closest(lambda levels: (1, 2, 3))
     if score > np.log1p(SIZE_TOLERANCE):
-        score, generator = closest(lambda levels: [
+        _, generator = closest(lambda levels: [
             [s + 1] * more + [s] * (levels - more) for s in (1, 2, 3) for more in range(levels)])
     data["tree"]["generator"] = generator
     data["wind"].update(speed=6.0, turbulence_intensity=0.2)

@@ -32,11 +32,8 @@ def spring_torque(R_rel, C_spring, K, k_scale):
     τ N m, τ_B = −J_r(θ)⁻ᵀ K θ, the exact gradient of V = ½ θᵀ K θ (J); vectors as tuples.
     """
     theta, phi, sin_phi, cos_phi = error_rotation_vector(R_rel, C_spring)
-    if phi < _SMALL:
-        b = 1.0 / 12.0 + phi * phi / 720.0
-    else:
-        b = 1.0 / (phi * phi) - (1.0 + cos_phi) / (2.0 * phi * sin_phi)
-    return _spring_gradient(theta, b, K, k_scale)
+    cot_half = (1.0 + cos_phi) / sin_phi if phi >= _SMALL else 0.0
+    return _spring_gradient(theta, _gradient_coefficient(phi, cot_half), K, k_scale)
 
 
 @kernel(inline="always")
@@ -56,6 +53,15 @@ def _spring_gradient(theta, b, K, k_scale):
     c = m3.cross(theta, y)
     tau = m3.vscale(-1.0, m3.vadd(m3.vsub(y, m3.vscale(0.5, c)), m3.vscale(b, m3.cross(theta, c))))
     return theta, tau, 0.5 * m3.dot(theta, y)
+
+
+@kernel(inline="always")
+def _gradient_coefficient(phi, cot_half):
+    """J_r⁻ᵀ's coefficient b = 1/φ² − cot(φ/2)/(2φ) from φ and cot(φ/2); below φ = 1e-4, where
+    the difference cancels, its series 1/12 + φ²/720 (cot_half unused)."""
+    if phi < _SMALL:
+        return 1.0 / 12.0 + phi * phi / 720.0
+    return 1.0 / (phi * phi) - cot_half / (2.0 * phi)
 
 
 @kernel(inline="always")
@@ -107,7 +113,7 @@ def error_rotation_vector_q(q, q_spring):
         return m3.vscale(2.0 * S * inv, (x, y, z)), R / (4.0 * S * S)
     v = math.sqrt(v2)
     phi = 2.0 * math.atan2(v, w)
-    return m3.vscale(phi / v, (x, y, z)), 1.0 / (phi * phi) - w / (2.0 * phi * v)
+    return m3.vscale(phi / v, (x, y, z)), _gradient_coefficient(phi, w / v)
 
 
 @kernel(inline="always")
