@@ -7,7 +7,7 @@ from scipy.spatial.transform import Rotation
 
 from builders import preset_data
 from random_trees import random_limbs
-from treedyn_core.tree import breadth_first, build_tree, depth_first
+from treedyn_core.tree import breadth_first, build_tree, depth_first, limb_frames
 
 # Derived quantities are a handful of floating-point operations from the inputs.
 RTOL = 1e-12
@@ -127,6 +127,48 @@ def test_material_damping_uses_the_subtree_inertia_about_the_joint():
         k = np.diag(tree.stiffness[i])
         expected = np.diag(2 * zeta * np.sqrt(k * np.diag(J_limb)))
         np.testing.assert_allclose(tree.damping[i], expected, rtol=RTOL)
+
+
+def test_material_damping_of_limbs_along_x_and_tilted():
+    """Two unbranched limbs from the ground, one along x (its damping frame starts from y), one
+    tilted: each is axisymmetric about its axis u, so C = c_bend (1 − uuᵀ) + c_twist uuᵀ with
+    c = 2ζ sqrt(k J) from the joint's bending and twisting stiffness and the limb's inertia
+    about the joint, whatever the frame's first axis."""
+    zeta = MATERIAL["damping_ratio"]
+    E, nu = MATERIAL["youngs_modulus"], MATERIAL["poisson_ratio"]
+    directions = {"x": np.array([1.0, 0.0, 0.0]), "tilted": np.array([1.0, 2.0, 2.0]) / 3.0}
+    for name, u in directions.items():
+        r, L = 0.05, 1.5
+        tree = build_tree(preset_data([{"name": name, "direction": list(u), "length": L,
+                                        "radius": r}], material=MATERIAL))
+        m = tree.mass[0]
+        J_bend = m * (3 * r ** 2 + L ** 2) / 12 + m * (L / 2) ** 2
+        J_twist = m * r ** 2 / 2
+        k_bend = E * np.pi * r ** 4 / 4 / (L / 2)
+        k_twist = E / (2 * (1 + nu)) * np.pi * r ** 4 / 2 / (L / 2)
+        uu = np.outer(u, u)
+        expected = 2 * zeta * (np.sqrt(k_bend * J_bend) * (np.eye(3) - uu)
+                               + np.sqrt(k_twist * J_twist) * uu)
+        np.testing.assert_allclose(tree.damping[0], expected, rtol=RTOL,
+                                   atol=1e-12 * expected.max())
+
+
+def test_limb_frames_are_right_handed_orthonormal_frames_about_u():
+    rng = np.random.default_rng(5)
+    u = rng.normal(size=(200, 3))
+    u[:20] = [1.0, 0.0, 0.0]                      # the x-axis case
+    u[20:40] = [-1.0, 1e-3, 0.0]
+    u /= np.linalg.norm(u, axis=1, keepdims=True)
+    F = limb_frames(u)
+    np.testing.assert_allclose(np.einsum("nji,njk->nik", F, F),
+                               np.broadcast_to(np.eye(3), F.shape), atol=1e-15)
+    np.testing.assert_allclose(np.linalg.det(F), 1.0, rtol=1e-14)
+    np.testing.assert_array_equal(F[:, :, 2], u)
+    # e1 is limb x made orthogonal to u (y when u is within 26° of x): it lies in their plane
+    trial = np.where(np.abs(u[:, :1]) < 0.9, [1.0, 0.0, 0.0], [0.0, 1.0, 0.0])
+    np.testing.assert_allclose(np.einsum("ni,ni->n", np.cross(trial, u), F[:, :, 0]), 0.0,
+                               atol=1e-15)
+    assert np.all(np.einsum("ni,ni->n", trial, F[:, :, 0]) > 0.0)
 
 
 def test_given_values_override_the_material():

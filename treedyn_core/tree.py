@@ -141,22 +141,38 @@ def _vec(value, n: int = 3) -> np.ndarray:
     return np.asarray(value, dtype=float).reshape(n)
 
 
-def _axis_matrix(value, u: np.ndarray) -> np.ndarray | None:
+def _axis_matrix(value) -> np.ndarray:
     """3×3 matrix of a scalar (isotropic) or 3-vector (diagonal in limb x, y, z) setting."""
-    if value is None:
-        return None
     if np.isscalar(value):
         return float(value) * np.eye(3)
     return np.diag(_vec(value))
 
 
-def limb_frame(u: np.ndarray) -> np.ndarray:
-    """Orthonormal frame (3, 3), columns (e1, e2, u), in limb axes; e1 is the limb x axis made
-    orthogonal to u (or y when u is along x): the frame of material stiffness and damping."""
-    trial = np.array([1.0, 0.0, 0.0]) if abs(u[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
-    e1 = trial - (trial @ u) * u
-    e1 /= np.linalg.norm(e1)
-    return np.column_stack([e1, np.cross(u, e1), u])
+def _given(ordered: list[dict], key: str) -> Iterator[tuple[int, np.ndarray]]:
+    """(index, 3×3 matrix) of the limbs whose mapping gives ``key`` (inertia, stiffness,
+    damping)."""
+    for i, limb in enumerate(ordered):
+        if limb[key] is not None:
+            yield i, _axis_matrix(limb[key])
+
+
+def _axial_split(along: np.ndarray, across: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """(N, 3, 3): ``along`` u uᵀ + ``across`` (1 − u uᵀ), unit axes u (N, 3), values (N,)."""
+    uu = u[:, :, None] * u[:, None, :]
+    return across[:, None, None] * (np.eye(3) - uu) + along[:, None, None] * uu
+
+
+def limb_frames(u: np.ndarray) -> np.ndarray:
+    """Orthonormal frames (N, 3, 3), columns (e1, e2, u), in limb axes, of unit axes u (N, 3);
+    e1 is the limb x axis made orthogonal to u (or y when u is along x): the frames of material
+    stiffness and damping."""
+    trial = np.zeros_like(u)
+    along_x = np.abs(u[:, 0]) >= 0.9
+    trial[~along_x, 0] = 1.0
+    trial[along_x, 1] = 1.0
+    e1 = trial - np.einsum("ni,ni->n", trial, u)[:, None] * u
+    e1 /= np.linalg.norm(e1, axis=1, keepdims=True)
+    return np.stack([e1, np.cross(u, e1), u], axis=-1)
 
 
 def build_tree(data: dict, error: Callable[[str, str], Exception] | None = None) -> Tree:
@@ -225,15 +241,11 @@ def _tree_from_limbs(limbs: list[dict], material: dict, root_position: np.ndarra
                      for limb, r, L in zip(ordered, radius, length)])
     com_offset = np.array([limb["com"] for limb in ordered])[:, None] * length[:, None] * u
 
-    inertia_com = np.empty((n, 3, 3))
-    for i, limb in enumerate(ordered):
-        if limb["inertia"] is None:
-            axial = 0.5 * mass[i] * radius[i] ** 2
-            transverse = mass[i] * (3.0 * radius[i] ** 2 + length[i] ** 2) / 12.0
-            uu = np.outer(u[i], u[i])
-            inertia_com[i] = transverse * (np.eye(3) - uu) + axial * uu
-        else:
-            inertia_com[i] = np.diag(_vec(limb["inertia"]))
+    axial = 0.5 * mass * radius ** 2
+    transverse = mass * (3.0 * radius ** 2 + length ** 2) / 12.0
+    inertia_com = _axial_split(axial, transverse, u)
+    for i, given in _given(ordered, "inertia"):
+        inertia_com[i] = given
 
     rest_C_rel = so3.exp_many(np.radians([limb["rest_rotation_deg"] for limb in ordered]))
     spring_given = np.array([limb["spring_rest_rotation_deg"] is not None for limb in ordered])
@@ -283,20 +295,12 @@ def _stiffness(ordered, material, parent, child_count, length, radius, u):
     a branching); K = k_bend (1 − uuᵀ) + k_twist uuᵀ."""
     E_Y = material["youngs_modulus"]
     G = E_Y / (2.0 * (1.0 + material["poisson_ratio"]))
-    n = len(ordered)
-    K = np.empty((n, 3, 3))
-    for i, limb in enumerate(ordered):
-        given = _axis_matrix(limb["stiffness"], u[i])
-        if given is not None:
-            K[i] = given
-            continue
-        p = parent[i]
-        ell = 0.5 * (length[p] + length[i]) if p >= 0 and child_count[p] == 1 else 0.5 * length[i]
-        second_moment = np.pi * radius[i] ** 4 / 4.0
-        k_bend = E_Y * second_moment / ell
-        k_twist = G * 2.0 * second_moment / ell
-        uu = np.outer(u[i], u[i])
-        K[i] = k_bend * (np.eye(3) - uu) + k_twist * uu
+    only_child = (parent >= 0) & (child_count[np.maximum(parent, 0)] == 1)
+    ell = np.where(only_child, 0.5 * (length[np.maximum(parent, 0)] + length), 0.5 * length)
+    second_moment = np.pi * radius ** 4 / 4.0
+    K = _axial_split(G * 2.0 * second_moment / ell, E_Y * second_moment / ell, u)
+    for i, given in _given(ordered, "stiffness"):
+        K[i] = given
     return K
 
 
@@ -327,18 +331,12 @@ def _subtree_inertia_about_joints(parent, level_start, mass, inertia_com, com_of
 
 def _damping(ordered, material, K, J, u):
     """Joint damping C (N, 3, 3), child limb axes: given, or per axis c_i = 2ζ sqrt(k_i J_ii) in
-    the frame (e1, e2, u) of `limb_frame` (DESIGN §6)."""
-    zeta = material["damping_ratio"]
-    n = len(ordered)
-    C = np.empty((n, 3, 3))
-    for i, limb in enumerate(ordered):
-        given = _axis_matrix(limb["damping"], u[i])
-        if given is not None:
-            C[i] = given
-            continue
-        F = limb_frame(u[i])
-        k_axes = np.einsum("ji,jk,ki->i", F, K[i], F)
-        J_axes = np.einsum("ji,jk,ki->i", F, J[i], F)
-        c_axes = 2.0 * zeta * np.sqrt(np.maximum(k_axes, 0.0) * J_axes)
-        C[i] = F @ np.diag(c_axes) @ F.T
+    the frame (e1, e2, u) of `limb_frames` (DESIGN §6)."""
+    F = limb_frames(u)
+    k_axes = np.einsum("nji,njk,nki->ni", F, K, F)
+    J_axes = np.einsum("nji,njk,nki->ni", F, J, F)
+    c_axes = 2.0 * material["damping_ratio"] * np.sqrt(np.maximum(k_axes, 0.0) * J_axes)
+    C = np.einsum("nij,nj,nkj->nik", F, c_axes, F)
+    for i, given in _given(ordered, "damping"):
+        C[i] = given
     return C
