@@ -295,8 +295,9 @@ def _stiffness(ordered, material, parent, child_count, length, radius, u):
     a branching); K = k_bend (1 − uuᵀ) + k_twist uuᵀ."""
     E_Y = material["youngs_modulus"]
     G = E_Y / (2.0 * (1.0 + material["poisson_ratio"]))
-    only_child = (parent >= 0) & (child_count[np.maximum(parent, 0)] == 1)
-    ell = np.where(only_child, 0.5 * (length[np.maximum(parent, 0)] + length), 0.5 * length)
+    p = np.maximum(parent, 0)  # the root's own index stands in for its missing parent
+    only_child = (parent >= 0) & (child_count[p] == 1)
+    ell = np.where(only_child, 0.5 * (length[p] + length), 0.5 * length)
     second_moment = np.pi * radius ** 4 / 4.0
     K = _axial_split(G * 2.0 * second_moment / ell, E_Y * second_moment / ell, u)
     for i, given in _given(ordered, "stiffness"):
