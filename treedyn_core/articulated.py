@@ -24,7 +24,6 @@ import math
 import numpy as np
 from .kernel import kernel
 
-from . import linalg3 as la
 from .joints import gravity_stiffness_psd, load_stiffness_magnitude
 from .so3 import quat_matrix
 from . import mat3 as m3
@@ -69,7 +68,6 @@ class Workspace:
         self.total_force = np.zeros((n, 3))   # N, external + aerodynamic
         self.total_torque = np.zeros((n, 3))  # N m
         self.vdot = np.zeros((n, 3))          # rad/s², joint accelerations, child axes
-        self.vec = np.zeros((8, 3))
 
 
 @kernel
@@ -290,23 +288,20 @@ def articulated_accelerations(parent, mass, com_offset, inertia_base, stiffness,
 
 
 @kernel
-def mechanical_energy(mass, com_offset, inertia_com, C_IF, base, omega, base_vel, gravity, vec):
+def mechanical_energy(mass, com_offset, inertia_com, C_IF, base, omega, base_vel, gravity):
     """Kinetic energy T and gravity's potential V_g = −Σ m g·r_com, J (after forward_kinematics)."""
     kinetic = 0.0
     potential = 0.0
-    c = vec[0]
-    v_com = vec[1]
-    w_body = vec[2]
-    Iw = vec[3]
+    g = m3.vload(gravity)
     for i in range(mass.shape[0]):
-        la.matvec(C_IF[i], com_offset[i], c)
-        la.cross(omega[i], c, v_com)
-        la.matvec_t(C_IF[i], omega[i], w_body)
-        la.matvec(inertia_com[i], w_body, Iw)
-        for r in range(3):
-            v_com[r] += base_vel[i, r]
-            kinetic += 0.5 * mass[i] * v_com[r] * v_com[r] + 0.5 * w_body[r] * Iw[r]
-            potential -= mass[i] * gravity[r] * (base[i, r] + c[r])
+        C = m3.load(C_IF[i])
+        w = m3.vload(omega[i])
+        c = m3.matvec(C, m3.vload(com_offset[i]))               # base → centre of mass
+        v_com = m3.vadd(m3.cross(w, c), m3.vload(base_vel[i]))
+        w_body = m3.matvec_t(C, w)
+        kinetic += 0.5 * (mass[i] * m3.dot(v_com, v_com)
+                          + m3.dot(w_body, m3.matvec(m3.load(inertia_com[i]), w_body)))
+        potential -= mass[i] * m3.dot(g, m3.vadd(m3.vload(base[i]), c))
     return kinetic, potential
 
 
@@ -317,21 +312,15 @@ def subtree_gravity_moments(parent, mass, com_offset, C_IF, base, gravity, sub_m
     This is the generalized gravity force on each joint; accumulated inward in O(N).
     """
     n = parent.shape[0]
-    c = np.empty(3)
-    rho = np.empty(3)
-    moment = np.empty(3)
+    g = m3.vload(gravity)
     for i in range(n):
-        la.matvec(C_IF[i], com_offset[i], c)
+        c = m3.matvec(m3.load(C_IF[i]), m3.vload(com_offset[i]))
         sub_m[i] = mass[i]
-        for r in range(3):
-            sub_h[i, r] = mass[i] * (base[i, r] + c[r])
+        m3.vstore(m3.vscale(mass[i], m3.vadd(m3.vload(base[i]), c)), sub_h[i])
     for i in range(n - 1, -1, -1):
-        for r in range(3):
-            rho[r] = sub_h[i, r] - sub_m[i] * base[i, r]  # Σ m (r_com − base)
-        la.cross(rho, gravity, moment)
-        la.matvec_t(C_IF[i], moment, out[i])
+        rho = m3.vsub(m3.vload(sub_h[i]), m3.vscale(sub_m[i], m3.vload(base[i])))  # Σ m (r − b)
+        m3.vstore(m3.matvec_t(m3.load(C_IF[i]), m3.cross(rho, g)), out[i])
         p = parent[i]
         if p >= 0:
             sub_m[p] += sub_m[i]
-            for r in range(3):
-                sub_h[p, r] += sub_h[i, r]
+            m3.vadd_into(m3.vload(sub_h[i]), sub_h[p])

@@ -41,22 +41,21 @@ INTEGRATORS = ("implicit", "rk4", "dop853")
 
 
 @kernel
-def freebody_rates(inertia, inertia_inv, gravity, y, out, zero, scratch):
+def freebody_rates(inertia, inertia_inv, gravity, y, out, zero):
     """dy/dt (13,) of the free body's state y; zero: (3,) zeros (the torque about the centre
-    of mass); scratch: (3,)."""
+    of mass)."""
     for r in range(3):
         out[r] = y[3 + r]
         out[3 + r] = gravity[r]
     quat_rate(y[6:10], y[10:13], out[6:10])
-    euler_acceleration(inertia, inertia_inv, y[10:13], zero, out[10:13], scratch)
+    euler_acceleration(inertia, inertia_inv, y[10:13], zero, out[10:13])
 
 
 @kernel
-def freebody_implicit_steps(n_steps, h, theta_m, inertia, inertia_inv, gravity, y, a, rot, zero,
-                            scratch):
+def freebody_implicit_steps(n_steps, h, theta_m, inertia, inertia_inv, gravity, y, a, rot, zero):
     """n_steps θ-method steps of h seconds, y (13,) in place (module docstring)."""
     for _ in range(n_steps):
-        euler_acceleration(inertia, inertia_inv, y[10:13], zero, a, scratch)
+        euler_acceleration(inertia, inertia_inv, y[10:13], zero, a)
         for r in range(3):
             y[r] += h * (y[3 + r] + theta_m * h * gravity[r])
             y[3 + r] += h * gravity[r]
@@ -66,7 +65,7 @@ def freebody_implicit_steps(n_steps, h, theta_m, inertia, inertia_inv, gravity, 
 
 
 @kernel
-def freebody_rk4_steps(n_steps, h, inertia, inertia_inv, gravity, y, y0, ys, k, zero, scratch):
+def freebody_rk4_steps(n_steps, h, inertia, inertia_inv, gravity, y, y0, ys, k, zero):
     """n_steps classical RK4 steps of h seconds, y (13,) in place, quaternion renormalised
     after each step; y0, ys (13,) and k (4, 13) work arrays."""
     weights = (0.0, 0.5, 0.5, 1.0)
@@ -75,7 +74,7 @@ def freebody_rk4_steps(n_steps, h, inertia, inertia_inv, gravity, y, y0, ys, k, 
         for stage in range(4):
             for j in range(STATE_SIZE):
                 ys[j] = y0[j] + (weights[stage] * h * k[stage - 1, j] if stage > 0 else 0.0)
-            freebody_rates(inertia, inertia_inv, gravity, ys, k[stage], zero, scratch)
+            freebody_rates(inertia, inertia_inv, gravity, ys, k[stage], zero)
         for j in range(STATE_SIZE):
             y[j] = y0[j] + h / 6.0 * (k[0, j] + 2.0 * k[1, j] + 2.0 * k[2, j] + k[3, j])
         norm = 1.0 / math.sqrt(y[6] ** 2 + y[7] ** 2 + y[8] ** 2 + y[9] ** 2)
@@ -101,7 +100,6 @@ class FreeBody:
                                  np.asarray(omega, float)])
         self.time = 0.0
         self._zero = np.zeros(3)
-        self._scratch = np.zeros(3)
         self._a = np.zeros(3)
         self._rot = np.zeros(3)
         self._y0 = np.zeros(STATE_SIZE)
@@ -148,10 +146,10 @@ class FreeBody:
         only the span n·dt, its tolerances rtol/atol default to the reference's)."""
         if integrator == "implicit":
             freebody_implicit_steps(n, dt, theta, self.inertia, self.inertia_inv, self.gravity,
-                                    self.y, self._a, self._rot, self._zero, self._scratch)
+                                    self.y, self._a, self._rot, self._zero)
         elif integrator == "rk4":
             freebody_rk4_steps(n, dt, self.inertia, self.inertia_inv, self.gravity, self.y,
-                               self._y0, self._ys, self._k, self._zero, self._scratch)
+                               self._y0, self._ys, self._k, self._zero)
         elif integrator == "dop853":
             from .reference_integrator import DEFAULT_ATOL, DEFAULT_RTOL, dop853_advance
 
@@ -173,5 +171,4 @@ class FreeBody:
         self.y[ATTITUDE] /= np.linalg.norm(self.y[ATTITUDE])
 
     def rates(self, y: np.ndarray, out: np.ndarray) -> None:
-        freebody_rates(self.inertia, self.inertia_inv, self.gravity, y, out, self._zero,
-                       self._scratch)
+        freebody_rates(self.inertia, self.inertia_inv, self.gravity, y, out, self._zero)

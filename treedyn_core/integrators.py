@@ -59,7 +59,7 @@ def _dynamics(model, q, v, ext_force, ext_torque, k_scale, c_scale, implicit_h, 
     (parent, base_offset, mass, com_offset, inertia_base, stiffness, damping, spring_q,
      gravity) = model
     (C_IF, base, omega, base_vel, omega_rel, theta, tau, IA_A, IA_B, IA_C, pA_w, pA_f,
-     c_w, c_f, D_inv, u, acc_w, acc_f, sub_m, sub_h, sub_fw, sub_fh, sub_f, vec, mid,
+     c_w, c_f, D_inv, u, acc_w, acc_f, sub_m, sub_h, sub_fw, sub_fh, sub_f, mid,
      mid_vel, lever, wind_at_mid, aero_force, aero_torque, drag_jacobian, total_force,
      total_torque, vdot) = w
     (enabled, length, radius, leaf_area, limb_u, air_density, drag_coefficient,

@@ -37,8 +37,8 @@ from . import so3
 from .articulated import subtree_gravity_moments
 from .errors import TreedynError
 from .integrators import joint_torques
-from . import linalg3 as la
 from .kernel import kernel
+from . import mat3 as m3
 from .tree import _rest_pose
 
 # -- the pattern of ancestor/descendant pairs ----------------------------------------------------
@@ -279,71 +279,51 @@ def composite_bodies(parent, mass, com_offset, inertia_com, C_IF, base, sub_m, s
     base_parent: h' = h + m s, J' = J + 2(h·s) 1 − h sᵀ − s hᵀ + m (|s|² 1 − s sᵀ).
     """
     n = parent.shape[0]
-    rho = np.empty(3)
-    Ic = np.empty((3, 3))
-    s = np.empty(3)
     for i in range(n):
-        la.matvec(C_IF[i], com_offset[i], rho)
-        la.congruence(C_IF[i], inertia_com[i], Ic)
+        C = m3.load(C_IF[i])
+        rho = m3.matvec(C, m3.vload(com_offset[i]))
         m = mass[i]
         sub_m[i] = m
-        sub_h[i] = m * rho
-        rr = rho[0] * rho[0] + rho[1] * rho[1] + rho[2] * rho[2]
-        for r in range(3):
-            for c in range(3):
-                sub_J[i, r, c] = 0.5 * (Ic[r, c] + Ic[c, r]) - m * rho[r] * rho[c]
-            sub_J[i, r, r] += m * rr
+        m3.vstore(m3.vscale(m, rho), sub_h[i])
+        # J = C I_com Cᵀ + m (|ρ|² 1 − ρ ρᵀ)
+        m3.store(m3.add(m3.congruence(C, m3.load(inertia_com[i])),
+                        m3.scale(m, m3.sub(m3.diagonal(m3.dot(rho, rho)), m3.outer(rho, rho)))),
+                 sub_J[i])
     for i in range(n - 1, 0, -1):
         p = parent[i]
-        for r in range(3):
-            s[r] = base[i, r] - base[p, r]
-        h = sub_h[i]
+        s = m3.vsub(m3.vload(base[i]), m3.vload(base[p]))
+        h = m3.vload(sub_h[i])
         m = sub_m[i]
-        hs = h[0] * s[0] + h[1] * s[1] + h[2] * s[2]
-        ss = s[0] * s[0] + s[1] * s[1] + s[2] * s[2]
-        for r in range(3):
-            for c in range(3):
-                sub_J[p, r, c] += sub_J[i, r, c] - h[r] * s[c] - s[r] * h[c] - m * s[r] * s[c]
-            sub_J[p, r, r] += 2.0 * hs + m * ss
+        h_s = m3.outer(h, s)
+        shift = m3.add(m3.add(h_s, m3.transpose(h_s)), m3.scale(m, m3.outer(s, s)))
+        m3.add_into(m3.add(m3.sub(m3.load(sub_J[i]), shift),
+                           m3.diagonal(2.0 * m3.dot(h, s) + m * m3.dot(s, s))), sub_J[p])
         sub_m[p] += m
-        for r in range(3):
-            sub_h[p, r] += h[r] + m * s[r]
+        m3.vadd_into(m3.vadd(h, m3.vscale(m, s)), sub_h[p])
 
 
 @kernel(inline="always")
-def _to_joint_axes(X, C_j, C_i, diagonal, T, out):
+def _to_joint_axes(X, C_j, C_i, diagonal, out):
     """out = C_jᵀ X C_i (a block from inertial to the joints' axes), symmetrised on the
     diagonal (where round-off would otherwise leave it a few ulps from symmetric)."""
-    la.matmul(X, C_i, T)
-    la.matmul_tn(C_j, T, out)
+    B = m3.mul(m3.transpose(m3.load(C_j)), m3.mul(X, m3.load(C_i)))
     if diagonal:
-        for r in range(3):
-            for c in range(r + 1, 3):
-                v = 0.5 * (out[r, c] + out[c, r])
-                out[r, c] = v
-                out[c, r] = v
+        B = m3.scale(0.5, m3.add(B, m3.transpose(B)))
+    m3.store(B, out)
 
 
 @kernel
 def _mass_blocks(pair_node, pair_anc, C_IF, base, sub_h, sub_J, out):
     """CRBA (RBDA §6.2) about the joints: M[j, i] = C_jᵀ (J_i − d^× h_i^×) C_i, j an ancestor of
     i (or i), d = base_i − base_j, J_i, h_i the composite body of i's subtree about base_i."""
-    X = np.empty((3, 3))
-    T = np.empty((3, 3))
-    d = np.empty(3)
     for p in range(pair_node.shape[0]):
         i = pair_node[p]
         j = pair_anc[p]
-        h = sub_h[i]
-        for r in range(3):
-            d[r] = base[i, r] - base[j, r]
-        dh = d[0] * h[0] + d[1] * h[1] + d[2] * h[2]
+        h = m3.vload(sub_h[i])
+        d = m3.vsub(m3.vload(base[i]), m3.vload(base[j]))
         # −d^× h^× = (d·h) 1 − h dᵀ
-        for r in range(3):
-            for c in range(3):
-                X[r, c] = sub_J[i, r, c] - h[r] * d[c]
-            X[r, r] += dh
-        _to_joint_axes(X, C_IF[j], C_IF[i], i == j, T, out[p])
+        X = m3.add(m3.sub(m3.load(sub_J[i]), m3.outer(h, d)), m3.diagonal(m3.dot(d, h)))
+        _to_joint_axes(X, C_IF[j], C_IF[i], i == j, out[p])
 
 
 @kernel
@@ -352,21 +332,14 @@ def _gravity_blocks(pair_node, pair_anc, C_IF, sub_h, g, out):
     points of i's subtree by w_j × (w_i × (r − base_i)) at second order, so
     K_g[j, i] = C_jᵀ (−g^× h_i^×) C_i = C_jᵀ ((g·h_i) 1 − h_i gᵀ) C_i for j a strict ancestor of
     i, and its symmetric part on the diagonal."""
-    X = np.empty((3, 3))
-    T = np.empty((3, 3))
     for p in range(pair_node.shape[0]):
         i = pair_node[p]
         j = pair_anc[p]
-        h = sub_h[i]
-        gh = g[0] * h[0] + g[1] * h[1] + g[2] * h[2]
-        for r in range(3):
-            for c in range(3):
-                if i == j:
-                    X[r, c] = -0.5 * (h[r] * g[c] + g[r] * h[c])
-                else:
-                    X[r, c] = -h[r] * g[c]
-            X[r, r] += gh
-        _to_joint_axes(X, C_IF[j], C_IF[i], i == j, T, out[p])
+        h = m3.vload(sub_h[i])
+        h_g = m3.outer(h, m3.vload(g))
+        if i == j:
+            h_g = m3.scale(0.5, m3.add(h_g, m3.transpose(h_g)))
+        _to_joint_axes(m3.sub(m3.diagonal(m3.dot(g, h)), h_g), C_IF[j], C_IF[i], i == j, out[p])
 
 
 # -- the spring's exact second variation ---------------------------------------------------------

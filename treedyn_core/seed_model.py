@@ -54,14 +54,14 @@ import math
 
 import numpy as np
 
-from . import linalg3 as la
 from .aero import drag_loads, midpoints
 from .errors import TreedynError
 from .integrators import first_non_finite
 from . import mat3 as m3
 from .joints import error_rotation_vector, gravity_stiffness_psd
 from .kernel import kernel
-from .so3 import exp_many, quat_advance, quat_rate, quat_to_matrix_into, quats_from_matrices
+from .so3 import (exp_many, quat_advance, quat_matrix, quat_rate, quat_to_matrix_into,
+                  quats_from_matrices)
 from .wind import advance_wind, wind_velocity
 
 SEED_INTEGRATORS = ("implicit", "rk4")
@@ -73,13 +73,11 @@ SEED_SPRING_FACTOR = 2.0
 # -- small allocation-free helpers ------------------------------------------------------------
 
 @kernel(inline="always")
-def euler_acceleration(inertia, inertia_inv, omega, moment, out, scratch):
+def euler_acceleration(inertia, inertia_inv, omega, moment, out):
     """Euler's equation: out = I⁻¹ (M − ω × I ω), rad/s², body axes (I kg m², M N m)."""
-    la.matvec(inertia, omega, scratch)
-    la.cross(omega, scratch, out)
-    for r in range(3):
-        scratch[r] = moment[r] - out[r]
-    la.matvec(inertia_inv, scratch, out)
+    w = m3.vload(omega)
+    gyroscopic = m3.cross(w, m3.matvec(m3.load(inertia), w))
+    m3.vstore(m3.matvec(m3.load(inertia_inv), m3.vsub(m3.vload(moment), gyroscopic)), out)
 
 
 @kernel(inline="always")
@@ -134,10 +132,10 @@ def _quat_conj_mul_into(a, b, out):
 # -- joint state ↔ absolute state ---------------------------------------------------------------
 
 @kernel
-def joint_to_absolute(parent, q, v, qa, omega, R):
+def joint_to_absolute(parent, q, v, qa, omega):
     """Absolute quaternions qa (N, 4) limb → inertial and body rates omega (N, 3) rad/s from
     joint quaternions q (N, 4) child → parent and joint rates v (N, 3) rad/s, child axes
-    (ω_B = C_ABᵀ ω_A + v_B). R: (3, 3) scratch."""
+    (ω_B = C_ABᵀ ω_A + v_B)."""
     for i in range(parent.shape[0]):
         p = parent[i]
         if p < 0:
@@ -148,14 +146,12 @@ def joint_to_absolute(parent, q, v, qa, omega, R):
                 omega[i, r] = v[i, r]
             continue
         _quat_mul_into(qa[p], q[i], qa[i])
-        quat_to_matrix_into(q[i], R)
-        la.matvec_t(R, omega[p], omega[i])
-        for r in range(3):
-            omega[i, r] += v[i, r]
+        m3.vstore(m3.vadd(m3.matvec_t(quat_matrix(q[i]), m3.vload(omega[p])), m3.vload(v[i])),
+                  omega[i])
 
 
 @kernel
-def absolute_to_joint(parent, qa, omega, q, v, R):
+def absolute_to_joint(parent, qa, omega, q, v):
     """The inverse of `joint_to_absolute`: q = conj(qa_A) ⊗ qa_B, v = ω_B − C_ABᵀ ω_A."""
     for i in range(parent.shape[0]):
         p = parent[i]
@@ -167,10 +163,8 @@ def absolute_to_joint(parent, qa, omega, q, v, R):
                 v[i, r] = omega[i, r]
             continue
         _quat_conj_mul_into(qa[p], qa[i], q[i])
-        quat_to_matrix_into(q[i], R)
-        la.matvec_t(R, omega[p], v[i])
-        for r in range(3):
-            v[i, r] = omega[i, r] - v[i, r]
+        m3.vstore(m3.vsub(m3.vload(omega[i]), m3.matvec_t(quat_matrix(q[i]), m3.vload(omega[p]))),
+                  v[i])
 
 
 # -- the model's stages -------------------------------------------------------------------------
@@ -187,71 +181,59 @@ def seed_pose(parent, qa, C_IF, R_rel):
                 for s in range(3):
                     R_rel[i, r, s] = C_IF[i, r, s]
         else:
-            la.matmul_tn(C_IF[p], C_IF[i], R_rel[i])
+            m3.store(m3.mul(m3.transpose(m3.load(C_IF[p])), m3.load(C_IF[i])), R_rel[i])
 
 
 @kernel
-def seed_kinematics(parent, base_offset, C_IF, omega, base, base_vel, omega_world, d):
+def seed_kinematics(parent, base_offset, C_IF, omega, base, base_vel, omega_world):
     """The drawing formula and its rate: base points (N, 3) m, their velocities (N, 3) m/s and
-    the limbs' rates omega_world = C_IF ω (N, 3) rad/s, inertial axes. d: (3,) scratch."""
+    the limbs' rates omega_world = C_IF ω (N, 3) rad/s, inertial axes."""
     for i in range(parent.shape[0]):
-        la.matvec(C_IF[i], omega[i], omega_world[i])
+        m3.vstore(m3.matvec(m3.load(C_IF[i]), m3.vload(omega[i])), omega_world[i])
         p = parent[i]
         if p < 0:
-            for r in range(3):
-                base[i, r] = base_offset[i, r]
-                base_vel[i, r] = 0.0
+            m3.vstore(m3.vload(base_offset[i]), base[i])
+            m3.vstore((0.0, 0.0, 0.0), base_vel[i])
             continue
-        la.matvec(C_IF[p], base_offset[i], d)
-        la.cross(omega_world[p], d, base_vel[i])
-        for r in range(3):
-            base[i, r] = base[p, r] + d[r]
-            base_vel[i, r] += base_vel[p, r]
+        d = m3.matvec(m3.load(C_IF[p]), m3.vload(base_offset[i]))
+        m3.vstore(m3.vadd(m3.vload(base[p]), d), base[i])
+        m3.vstore(m3.vadd(m3.cross(m3.vload(omega_world[p]), d), m3.vload(base_vel[p])),
+                  base_vel[i])
 
 
 @kernel
 def seed_moments(parent, mass, com_offset, stiffness, damping, spring_C_rel, gravity,
-                 ext_torque, C_IF, R_rel, omega, k_scale, c_scale, tau, moment, E, vec):
+                 ext_torque, C_IF, R_rel, omega, k_scale, c_scale, tau, moment):
     """Sum of the moments on every limb about its base, N m, body axes, into moment (N, 3).
 
     tau (N, 3) receives each joint's spring + damper moment on its child,
     ``−k_s K (E − Eᵀ)^∨ − c_s C ω`` (child axes); the parent gets ``−C_AB tau``. Gravity
     ``c × m C_IFᵀ g`` and the external torque ext_torque (N, 3, inertial, about the base)
-    are added. E: (3, 3) scratch; vec: (≥ 2, 3) scratch.
+    are added.
     """
     n = parent.shape[0]
-    weight = vec[0]
-    arm = vec[1]
+    g = m3.vload(gravity)
     for i in range(n):
-        la.matmul_tn(spring_C_rel[i], R_rel[i], E)
-        w0 = E[2, 1] - E[1, 2]
-        w1 = E[0, 2] - E[2, 0]
-        w2 = E[1, 0] - E[0, 1]
-        K = stiffness[i]
-        C = damping[i]
-        for r in range(3):
-            tau[i, r] = (-k_scale * (K[r, 0] * w0 + K[r, 1] * w1 + K[r, 2] * w2)
-                         - c_scale * (C[r, 0] * omega[i, 0] + C[r, 1] * omega[i, 1]
-                                      + C[r, 2] * omega[i, 2]))
-        la.matvec_t(C_IF[i], gravity, weight)
-        for r in range(3):
-            weight[r] *= mass[i]
-        la.cross(com_offset[i], weight, arm)
-        la.matvec_t(C_IF[i], ext_torque[i], weight)
-        for r in range(3):
-            moment[i, r] = tau[i, r] + arm[r] + weight[r]
+        E = m3.mul(m3.transpose(m3.load(spring_C_rel[i])), m3.load(R_rel[i]))
+        skew = (E[7] - E[5], E[2] - E[6], E[3] - E[1])             # (E − Eᵀ)^∨
+        tau_i = m3.vsub(m3.vscale(-k_scale, m3.matvec(m3.load(stiffness[i]), skew)),
+                        m3.vscale(c_scale, m3.matvec(m3.load(damping[i]), m3.vload(omega[i]))))
+        m3.vstore(tau_i, tau[i])
+        C = m3.load(C_IF[i])
+        gravity_moment = m3.cross(m3.vload(com_offset[i]), m3.vscale(mass[i], m3.matvec_t(C, g)))
+        m3.vstore(m3.vadd(m3.vadd(tau_i, gravity_moment), m3.matvec_t(C, m3.vload(ext_torque[i]))),
+                  moment[i])
     for i in range(n):
         p = parent[i]
         if p >= 0:
-            la.matvec(R_rel[i], tau[i], arm)
-            for r in range(3):
-                moment[p, r] -= arm[r]
+            reaction = m3.matvec(m3.load(R_rel[i]), m3.vload(tau[i]))
+            m3.vstore(m3.vsub(m3.vload(moment[p]), reaction), moment[p])
 
 
 @kernel
 def _solve_tree_system(parent, mass, com_offset, inertia_base, stiffness, damping, gravity,
                        C_IF, R_rel, omega, moment, k_scale, c_scale, theta_h, aero_damping,
-                       drag_h, D, D_inv, U, L, b, omega_dot, tmp, vec):
+                       drag_h, D, D_inv, U, L, b, omega_dot):
     """The θ-method's rate increments a = omega_dot (N, 3), body axes, in O(N).
 
     Assembles, per limb, the diagonal block D_i = I_i + θh C_i + θ²h² (K_i + K_g,i
@@ -265,110 +247,64 @@ def _solve_tree_system(parent, mass, com_offset, inertia_base, stiffness, dampin
     n = parent.shape[0]
     h1 = theta_h
     h2 = theta_h * theta_h
-    Ks = tmp[0]
-    Kg = tmp[1]
-    T1 = tmp[2]
-    T2 = tmp[3]
-    Ct = tmp[4]
-    x = vec[0]
-    y = vec[1]
-    rho = vec[2]
+    g = m3.vload(gravity)
     for i in range(n):
         p = parent[i]
-        # f_i = ΣM − ω × I ω
-        la.matvec(inertia_base[i], omega[i], x)
-        la.cross(omega[i], x, y)
+        w = m3.vload(omega[i])
+        inertia = m3.load(inertia_base[i])
         # joint-relative rate ρ_i = ω_i − C_ABᵀ ω_A (ground: ω_A = 0)
-        if p < 0:
-            for r in range(3):
-                rho[r] = omega[i, r]
-        else:
-            la.matvec_t(R_rel[i], omega[p], rho)
-            for r in range(3):
-                rho[r] = omega[i, r] - rho[r]
+        R = m3.load(R_rel[i])
+        rho = m3.vsub(w, m3.matvec_t(R, m3.vload(omega[p]))) if p >= 0 else w
         # own gravity stiffness, PSD part, body axes
-        la.matvec(C_IF[i], com_offset[i], x)
-        m3.store(gravity_stiffness_psd(mass[i], x, gravity), T1)
-        for r in range(3):
-            for s in range(3):
-                Ct[r, s] = C_IF[i, s, r]
-        la.congruence(Ct, T1, Kg)
-        for r in range(3):
-            for s in range(3):
-                Ks[r, s] = SEED_SPRING_FACTOR * k_scale * stiffness[i, r, s]
-        for r in range(3):
-            acc = moment[i, r] - y[r]
-            for s in range(3):
-                acc -= h1 * (Ks[r, s] * rho[s] + Kg[r, s] * omega[i, s])
-                D[i, r, s] = (inertia_base[i, r, s] + h1 * c_scale * damping[i, r, s]
-                              + h2 * (Ks[r, s] + Kg[r, s]) + drag_h * aero_damping[i, r, s])
-            b[i, r] = acc
+        C = m3.load(C_IF[i])
+        Kg = m3.congruence(m3.transpose(C), gravity_stiffness_psd(
+            mass[i], m3.matvec(C, m3.vload(com_offset[i])), g))
+        Ks = m3.scale(SEED_SPRING_FACTOR * k_scale, m3.load(stiffness[i]))
+        Cs = m3.scale(c_scale, m3.load(damping[i]))
+        # b_i = ΣM − ω × I ω − θh (Ks ρ + Kg ω)
+        gyroscopic = m3.cross(w, m3.matvec(inertia, w))
+        m3.vstore(m3.vsub(m3.vsub(m3.vload(moment[i]), gyroscopic),
+                          m3.vscale(h1, m3.vadd(m3.matvec(Ks, rho), m3.matvec(Kg, w)))), b[i])
+        m3.store(m3.add(m3.add(inertia, m3.scale(h1, Cs)),
+                        m3.add(m3.scale(h2, m3.add(Ks, Kg)),
+                               m3.scale(drag_h, m3.load(aero_damping[i])))), D[i])
         if p < 0:
             continue
-        # couplings with the parent
-        for r in range(3):
-            for s in range(3):
-                U[i, r, s] = -h2 * (Ks[r, 0] * R_rel[i, s, 0] + Ks[r, 1] * R_rel[i, s, 1]
-                                    + Ks[r, 2] * R_rel[i, s, 2])
-                T2[r, s] = h2 * Ks[r, s] + h1 * c_scale * damping[i, r, s]
-        la.matmul(R_rel[i], T2, T1)
-        for r in range(3):
-            for s in range(3):
-                L[i, r, s] = -T1[r, s]
+        # couplings with the parent: U = −θ²h² Ks Rᵀ, L = −R (θ²h² Ks + θh Cs)
+        m3.store(m3.scale(-h2, m3.mul(Ks, m3.transpose(R))), U[i])
+        m3.store(m3.scale(-1.0, m3.mul(R, m3.add(m3.scale(h2, Ks), m3.scale(h1, Cs)))), L[i])
         # the parent's share of this joint's spring: D_p += θ²h² R Ks Rᵀ, b_p += θh R Ks ρ
-        la.matmul(R_rel[i], Ks, T1)
-        la.matvec(T1, rho, x)
-        for r in range(3):
-            b[p, r] += h1 * x[r]
-            for s in range(3):
-                D[p, r, s] += h2 * (T1[r, 0] * R_rel[i, s, 0] + T1[r, 1] * R_rel[i, s, 1]
-                                    + T1[r, 2] * R_rel[i, s, 2])
+        RKs = m3.mul(R, Ks)
+        m3.vadd_into(m3.vscale(h1, m3.matvec(RKs, rho)), b[p])
+        m3.add_into(m3.scale(h2, m3.mul(RKs, m3.transpose(R))), D[p])
     # leaves toward the root
     for i in range(n - 1, -1, -1):
         _inverse3(D[i], D_inv[i])
         p = parent[i]
         if p < 0:
             continue
-        la.matmul(L[i], D_inv[i], T1)        # L_i D_i⁻¹
-        la.matmul(T1, U[i], T2)
-        la.matvec(T1, b[i], x)
-        for r in range(3):
-            b[p, r] -= x[r]
-            for s in range(3):
-                D[p, r, s] -= T2[r, s]
+        LD = m3.mul(m3.load(L[i]), m3.load(D_inv[i]))          # L_i D_i⁻¹
+        m3.store(m3.sub(m3.load(D[p]), m3.mul(LD, m3.load(U[i]))), D[p])
+        m3.vstore(m3.vsub(m3.vload(b[p]), m3.matvec(LD, m3.vload(b[i]))), b[p])
     # root outward
     for i in range(n):
         p = parent[i]
-        for r in range(3):
-            x[r] = b[i, r]
+        x = m3.vload(b[i])
         if p >= 0:
-            la.matvec(U[i], omega_dot[p], y)
-            for r in range(3):
-                x[r] -= y[r]
-        la.matvec(D_inv[i], x, omega_dot[i])
+            x = m3.vsub(x, m3.matvec(m3.load(U[i]), m3.vload(omega_dot[p])))
+        m3.vstore(m3.matvec(m3.load(D_inv[i]), x), omega_dot[i])
 
 
 @kernel
-def _drag_damping_body(C_IF, lever, jacobian, out, T1, T2):
+def _drag_damping_body(C_IF, lever, jacobian, out):
     """Damping of the drag torque about each base on the limb's own rate, body axes (N, 3, 3):
     τ = ρ × F(v_wind − v_base − ω × ρ) gives ∂τ/∂ω = ρ^× D ρ^× = −(ρ^×)ᵀ D ρ^×; out = C_IFᵀ
     (ρ^×)ᵀ D ρ^× C_IF (positive semidefinite)."""
     for i in range(C_IF.shape[0]):
-        l0, l1, l2 = lever[i, 0], lever[i, 1], lever[i, 2]
-        # T1 = D ρ^×
-        for r in range(3):
-            d0, d1, d2 = jacobian[i, r, 0], jacobian[i, r, 1], jacobian[i, r, 2]
-            T1[r, 0] = d1 * l2 - d2 * l1
-            T1[r, 1] = d2 * l0 - d0 * l2
-            T1[r, 2] = d0 * l1 - d1 * l0
-        # T2 = (ρ^×)ᵀ T1 = −ρ^× T1
-        for s in range(3):
-            a0, a1, a2 = T1[0, s], T1[1, s], T1[2, s]
-            T2[0, s] = -(l1 * a2 - l2 * a1)
-            T2[1, s] = -(l2 * a0 - l0 * a2)
-            T2[2, s] = -(l0 * a1 - l1 * a0)
-        la.matmul_tn(C_IF[i], T2, T1)
-        la.matmul(T1, C_IF[i], out[i])
+        rho = m3.vload(lever[i])
+        C = m3.load(C_IF[i])
+        damping = m3.scale(-1.0, m3.hat_mul(rho, m3.mul_hat(m3.load(jacobian[i]), rho)))
+        m3.store(m3.mul(m3.mul(m3.transpose(C), damping), C), out[i])
 
 
 @kernel
@@ -383,7 +319,7 @@ def seed_accelerations(model, qa, omega, ext_torque, k_scale, c_scale, theta_h, 
     """
     (parent, base_offset, mass, com_offset, inertia_base, inertia_inv, stiffness, damping,
      spring_C_rel, gravity) = model
-    (C_IF, R_rel, tau, moment, D, D_inv, U, L, b, tmp, vec, base, base_vel, omega_world, mid,
+    (C_IF, R_rel, tau, moment, D, D_inv, U, L, b, base, base_vel, omega_world, mid,
      mid_vel, lever, wind_at_mid, aero_force, aero_torque, drag_jacobian, aero_damping,
      total_torque, omega_dot) = w
     (enabled, length, radius, leaf_area, limb_u, air_density, drag_coefficient,
@@ -393,7 +329,7 @@ def seed_accelerations(model, qa, omega, ext_torque, k_scale, c_scale, theta_h, 
     torque = ext_torque
     drag_h = 0.0
     if enabled:
-        seed_kinematics(parent, base_offset, C_IF, omega, base, base_vel, omega_world, vec[0])
+        seed_kinematics(parent, base_offset, C_IF, omega, base, base_vel, omega_world)
         midpoints(C_IF, base, omega_world, base_vel, length, limb_u, mid, mid_vel, lever)
         wind_velocity(mid, wind_state, reference_height, profile_exponent, mode_k, mode_amp,
                       mode_phase, wind_work, wind_at_mid)
@@ -405,18 +341,18 @@ def seed_accelerations(model, qa, omega, ext_torque, k_scale, c_scale, theta_h, 
                 total_torque[i, r] = ext_torque[i, r] + aero_torque[i, r]
         torque = total_torque
         if theta_h > 0.0:
-            _drag_damping_body(C_IF, lever, drag_jacobian, aero_damping, tmp[0], tmp[1])
+            _drag_damping_body(C_IF, lever, drag_jacobian, aero_damping)
             drag_h = theta_h
     seed_moments(parent, mass, com_offset, stiffness, damping, spring_C_rel, gravity,
-                 torque, C_IF, R_rel, omega, k_scale, c_scale, tau, moment, tmp[0], vec)
+                 torque, C_IF, R_rel, omega, k_scale, c_scale, tau, moment)
     if theta_h == 0.0:
         for i in range(parent.shape[0]):
             euler_acceleration(inertia_base[i], inertia_inv[i], omega[i], moment[i],
-                               omega_dot[i], vec[0])
+                               omega_dot[i])
         return
     _solve_tree_system(parent, mass, com_offset, inertia_base, stiffness, damping, gravity,
                        C_IF, R_rel, omega, moment, k_scale, c_scale, theta_h, aero_damping,
-                       drag_h, D, D_inv, U, L, b, omega_dot, tmp, vec)
+                       drag_h, D, D_inv, U, L, b, omega_dot)
 
 
 @kernel
@@ -507,18 +443,17 @@ def seed_rates(model, y, ext_torque, k_scale, c_scale, w, air, qa, omega, out):
 
 @kernel
 def seed_energies(mass, com_offset, inertia_base, stiffness, spring_C_rel, gravity, rest_base,
-                  k_scale, C_IF, R_rel, omega, vec):
+                  k_scale, C_IF, R_rel, omega):
     """(kinetic, gravity, spring) energies of the seed model, J (after `seed_pose`)."""
     kinetic = 0.0
     potential = 0.0
     spring = 0.0
-    x = vec[0]
+    g = m3.vload(gravity)
     for i in range(mass.shape[0]):
-        la.matvec(inertia_base[i], omega[i], x)
-        kinetic += 0.5 * (omega[i, 0] * x[0] + omega[i, 1] * x[1] + omega[i, 2] * x[2])
-        la.matvec(C_IF[i], com_offset[i], x)
-        for r in range(3):
-            potential -= mass[i] * gravity[r] * (rest_base[i, r] + x[r])
+        w = m3.vload(omega[i])
+        kinetic += 0.5 * m3.dot(w, m3.matvec(m3.load(inertia_base[i]), w))
+        com = m3.vadd(m3.vload(rest_base[i]), m3.matvec(m3.load(C_IF[i]), m3.vload(com_offset[i])))
+        potential -= mass[i] * m3.dot(g, com)
         theta_i, phi, sin_phi, cos_phi = error_rotation_vector(R_rel[i], spring_C_rel[i])
         quad = m3.dot(theta_i, m3.matvec(m3.load(stiffness[i]), theta_i))
         # 2 (1 − cos φ)/φ², series below 1e-4 rad
@@ -535,21 +470,14 @@ def _seed_prestress_moments(parent, mass, com_offset, C_IF, R_rel, gravity, out)
     tau_i = −G_i + Σ_children C_AB,c tau_c (G_i the limb's own weight about its base),
     accumulated inward in O(N)."""
     n = parent.shape[0]
-    weight = np.empty(3)
-    arm = np.empty(3)
+    g = m3.vload(gravity)
     for i in range(n):
-        la.matvec_t(C_IF[i], gravity, weight)
-        for r in range(3):
-            weight[r] *= mass[i]
-        la.cross(com_offset[i], weight, arm)
-        for r in range(3):
-            out[i, r] = -arm[r]
+        weight = m3.vscale(mass[i], m3.matvec_t(m3.load(C_IF[i]), g))
+        m3.vstore(m3.vscale(-1.0, m3.cross(m3.vload(com_offset[i]), weight)), out[i])
     for i in range(n - 1, 0, -1):
         p = parent[i]
         if p >= 0:
-            la.matvec(R_rel[i], out[i], arm)
-            for r in range(3):
-                out[p, r] += arm[r]
+            m3.vadd_into(m3.matvec(m3.load(R_rel[i]), m3.vload(out[i])), out[p])
 
 
 def seed_prestressed_spring_rotations(tree, gravity: np.ndarray, k_scale: float) -> np.ndarray:
@@ -619,17 +547,16 @@ class SeedDynamics:
 
         self._C_IF = matrices()
         self._R_rel = matrices()
-        # (C_IF, R_rel, tau, moment, D, D_inv, U, L, b, tmp, vec, base, base_vel, omega_world,
+        # (C_IF, R_rel, tau, moment, D, D_inv, U, L, b, base, base_vel, omega_world,
         #  mid, mid_vel, lever, wind_at_mid, aero_force, aero_torque, drag_jacobian,
         #  aero_damping, total_torque, omega_dot): see `seed_accelerations`
         self._work = (self._C_IF, self._R_rel, vectors(), vectors(), matrices(), matrices(),
-                      matrices(), matrices(), vectors(), np.zeros((5, 3, 3)), np.zeros((3, 3)),
-                      vectors(), vectors(), vectors(), vectors(), vectors(), vectors(), vectors(),
-                      vectors(), vectors(), matrices(), matrices(), vectors(), vectors())
+                      matrices(), matrices(), vectors(), vectors(), vectors(), vectors(),
+                      vectors(), vectors(), vectors(), vectors(), vectors(), vectors(),
+                      matrices(), matrices(), vectors(), vectors())
         self._stages = (np.zeros((n, 4)), vectors(), np.zeros((n, 4)), vectors(),
                         np.zeros((4, n, 4)), np.zeros((4, n, 3)))
         self._step_rot = np.zeros(3)
-        self._R = np.zeros((3, 3))
         self._scratch_q = np.zeros((n, 4))
         self._scratch_w = vectors()
 
@@ -643,11 +570,11 @@ class SeedDynamics:
 
     def load(self, sim) -> None:
         """Absolute state from the simulation's joint state."""
-        joint_to_absolute(self.tree.parent, sim.q, sim.v, self.qa, self.omega, self._R)
+        joint_to_absolute(self.tree.parent, sim.q, sim.v, self.qa, self.omega)
 
     def store(self, sim) -> None:
         """The simulation's joint state from the absolute state."""
-        absolute_to_joint(self.tree.parent, self.qa, self.omega, sim.q, sim.v, self._R)
+        absolute_to_joint(self.tree.parent, self.qa, self.omega, sim.q, sim.v)
 
     def step(self, sim, n: int) -> tuple[int, int]:
         """n steps of sim.dt with sim.integrator (implicit | rk4); returns (steps completed,
@@ -697,8 +624,7 @@ class SeedDynamics:
         seed_pose(t.parent, self.qa, self._C_IF, self._R_rel)
         return seed_energies(t.mass, t.com_offset, self.inertia_base, t.stiffness,
                              sim.spring_C_rel, np.asarray(sim.gravity, float), t.rest_base,
-                             sim.stiffness_scale, self._C_IF, self._R_rel, self.omega,
-                             self._work[10])
+                             sim.stiffness_scale, self._C_IF, self._R_rel, self.omega)
 
     # -- flat state for an ODE solver (reference_integrator) -----------------------------------
 

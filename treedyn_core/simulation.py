@@ -179,7 +179,7 @@ class Simulation:
         w = self._workspace
         return (w.C_IF, w.base, w.omega, w.base_vel, w.omega_rel, w.theta, w.tau,
                 w.IA_A, w.IA_B, w.IA_C, w.pA_w, w.pA_f, w.c_w, w.c_f, w.D_inv, w.u, w.acc_w,
-                w.acc_f, w.sub_m, w.sub_h, w.sub_fw, w.sub_fh, w.sub_f, w.vec, w.mid,
+                w.acc_f, w.sub_m, w.sub_h, w.sub_fw, w.sub_fh, w.sub_f, w.mid,
                 w.mid_vel, w.lever, w.wind_at_mid, w.aero_force, w.aero_torque, w.drag_jacobian,
                 w.total_force, w.total_torque, w.vdot)
 
@@ -377,7 +377,7 @@ class Simulation:
             return self._seed.energies(self)
         t, w = self.tree, self._work
         kinetic, gravity = mechanical_energy(t.mass, t.com_offset, t.inertia_com, w.C_IF, w.base,
-                                             w.omega, w.base_vel, self.gravity, w.vec)
+                                             w.omega, w.base_vel, self.gravity)
         spring = joint_torques(self.q, self.v, self.spring_q, t.stiffness, t.damping,
                                self.stiffness_scale, self.damping_scale, 0.0, w.theta, w.tau)
         return kinetic, gravity, spring
