@@ -318,7 +318,8 @@ def subtree_gravity_moments(parent, mass, com_offset, C_IF, base, gravity, sub_m
         sub_m[i] = mass[i]
         m3.vstore(m3.vscale(mass[i], m3.vadd(m3.vload(base[i]), c)), sub_h[i])
     for i in range(n - 1, -1, -1):
-        rho = m3.vsub(m3.vload(sub_h[i]), m3.vscale(sub_m[i], m3.vload(base[i])))  # Σ m (r − b)
+        # Σ m (r_com − base)
+        rho = m3.vsub(m3.vload(sub_h[i]), m3.vscale(sub_m[i], m3.vload(base[i])))
         m3.vstore(m3.matvec_t(m3.load(C_IF[i]), m3.cross(rho, g)), out[i])
         p = parent[i]
         if p >= 0:
