@@ -357,7 +357,7 @@ def seed_accelerations(model, qa, omega, ext_torque, k_scale, c_scale, theta_h, 
 
 @kernel
 def seed_implicit_steps(n_steps, h, theta_m, model, qa, omega, ext_torque, k_scale, c_scale, w,
-                        step_rot, air):
+                        air):
     """Advance (qa, omega) in place by n_steps θ-method steps of h seconds: ω ← ω + h a,
     qa ← qa ⊗ exp(h (ω_old + θ h a)); the wind advanced by h after each step.
     Returns (steps completed, first non-finite limb or −1)."""
@@ -368,10 +368,10 @@ def seed_implicit_steps(n_steps, h, theta_m, model, qa, omega, ext_torque, k_sca
         if bad >= 0:
             return step, bad
         for i in range(qa.shape[0]):
-            for r in range(3):
-                step_rot[r] = h * (omega[i, r] + theta_m * h * omega_dot[i, r])
-                omega[i, r] += h * omega_dot[i, r]
-            quat_advance(qa[i], step_rot)
+            w_old = m3.vload(omega[i])
+            a = m3.vload(omega_dot[i])
+            m3.vstore(m3.vadd(w_old, m3.vscale(h, a)), omega[i])
+            quat_advance(qa[i], m3.vscale(h, m3.vadd(w_old, m3.vscale(theta_m * h, a))))
         advance_wind(air[9], h)
     return n_steps, -1
 
@@ -556,7 +556,6 @@ class SeedDynamics:
                       matrices(), matrices(), vectors(), vectors())
         self._stages = (np.zeros((n, 4)), vectors(), np.zeros((n, 4)), vectors(),
                         np.zeros((4, n, 4)), np.zeros((4, n, 3)))
-        self._step_rot = np.zeros(3)
         self._scratch_q = np.zeros((n, 4))
         self._scratch_w = vectors()
 
@@ -584,8 +583,7 @@ class SeedDynamics:
         if sim.integrator == "implicit":
             done, bad = seed_implicit_steps(n, sim.dt, sim.theta_method, model, self.qa,
                                             self.omega, sim.ext_torque, sim.stiffness_scale,
-                                            sim.damping_scale, self._work, self._step_rot,
-                                            sim._air())
+                                            sim.damping_scale, self._work, sim._air())
         elif sim.integrator == "rk4":
             done, bad = seed_rk4_steps(n, sim.dt, model, self.qa, self.omega, sim.ext_torque,
                                        sim.stiffness_scale, sim.damping_scale, self._work,
