@@ -60,8 +60,7 @@ from .integrators import first_non_finite
 from . import mat3 as m3
 from .joints import error_rotation_vector, gravity_stiffness_psd
 from .kernel import kernel
-from .so3 import (exp_many, quat_advance, quat_matrix, quat_rate, quat_to_matrix_into,
-                  quats_from_matrices)
+from .so3 import exp_many, quat_advance, quat_matrix, quat_rate, quats_from_matrices
 from .wind import advance_wind, wind_velocity
 
 SEED_INTEGRATORS = ("implicit", "rk4")
@@ -174,14 +173,10 @@ def seed_pose(parent, qa, C_IF, R_rel):
     """C_IF (N, 3, 3) limb → inertial from the absolute quaternions, and the joint rotations
     R_rel = C_AB = C_IAᵀ C_IB (N, 3, 3), child → parent axes (root: C_IF)."""
     for i in range(parent.shape[0]):
-        quat_to_matrix_into(qa[i], C_IF[i])
+        C = quat_matrix(qa[i])
+        m3.store(C, C_IF[i])
         p = parent[i]
-        if p < 0:
-            for r in range(3):
-                for s in range(3):
-                    R_rel[i, r, s] = C_IF[i, r, s]
-        else:
-            m3.store(m3.mul(m3.transpose(m3.load(C_IF[p])), m3.load(C_IF[i])), R_rel[i])
+        m3.store(m3.mul(m3.transpose(m3.load(C_IF[p])), C) if p >= 0 else C, R_rel[i])
 
 
 @kernel
