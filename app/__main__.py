@@ -1,4 +1,4 @@
-"""``python -m app [PRESET]``: the treedyn desktop app."""
+"""``python -m treedyn_app [PRESET]``: the treedyn desktop app."""
 
 import sys
 

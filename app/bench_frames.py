@@ -480,7 +480,7 @@ def _json_value(value):
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
-if __name__ == "__main__":  # python -m app.bench_frames [--json] [N,N,...]
+if __name__ == "__main__":  # python -m treedyn_app.bench_frames [--json] [N,N,...]
     arguments = sys.argv[1:]
     wanted = next((a for a in arguments if not a.startswith("-")), None)
     try:

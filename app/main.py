@@ -1,5 +1,5 @@
 """Entry points: `run(preset)` for the core's CLI (``treedyn [PRESET]``) and `main(argv)` for
-``python -m app``."""
+``python -m treedyn_app``."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ def run(preset: str | None = None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m app [PRESET]``."""
+    """``python -m treedyn_app [PRESET]``."""
     parser = argparse.ArgumentParser(prog="treedyn", description="A tree in the wind, live.")
     parser.add_argument("preset", nargs="?", default=None,
                         help=f"a shipped preset's name or a preset file (default {DEFAULT_PRESET})")

@@ -74,9 +74,9 @@ def _shoot(args, overrides) -> int:
     from PyQt6.QtCore import QSettings
     from vispy.io import write_png
 
-    from app.main_window import MainWindow, app_instance
-    from app.tree_visual import LINES, TUBES
-    from app.worker import RUNNING
+    from treedyn_app.main_window import MainWindow, app_instance
+    from treedyn_app.tree_visual import LINES, TUBES
+    from treedyn_app.worker import RUNNING
     from treedyn_core.preset import apply_overrides, load_preset
 
     preset = load_preset(args.preset)

@@ -20,12 +20,12 @@ from PyQt6.QtGui import QGuiApplication, QImage
 from PyQt6.QtTest import QTest
 from PyQt6.QtWidgets import QApplication, QFileDialog, QMessageBox
 
-from app import main as app_main
-from app.controls import beaufort
-from app.main_window import PREPARING_TEXT, MainWindow
+from treedyn_app import main as app_main
+from treedyn_app.controls import beaufort
+from treedyn_app.main_window import PREPARING_TEXT, MainWindow
 from treedyn_core.stability import fastest_rate, rk4_substeps
-from app.tree_visual import TreeVisual
-from app.worker import FAILED, PAUSED, RUNNING
+from treedyn_app.tree_visual import TreeVisual
+from treedyn_app.worker import FAILED, PAUSED, RUNNING
 from treedyn_core.preset import apply_overrides, load_preset
 from treedyn_core.simulation import MODELS, Simulation
 
@@ -296,7 +296,7 @@ def test_canvas_shows_the_tree_and_it_moves_in_the_wind(qtbot, open_window):
 
 
 def test_tubes_render_mode(qtbot, open_window):
-    from app import canvas
+    from treedyn_app import canvas
 
     window = open_window(load_preset("sapling"))
     assert canvas.tubes_available  # PyOpenGL is a dependency: 'gl+' is in use
@@ -335,7 +335,7 @@ def test_preparing_message_until_the_simulation_is_ready(qtbot, settings):
 def test_drawing_allocates_nothing_per_limb():
     """set_pose refills preallocated buffers: its peak allocation stays far below the size
     of one (N, 3) array of positions."""
-    from app.canvas import configure_vispy
+    from treedyn_app.canvas import configure_vispy
     from vispy import scene
 
     configure_vispy()

@@ -20,9 +20,9 @@ from PyQt6.QtCore import QPoint, QSettings, Qt
 from PyQt6.QtTest import QTest
 from PyQt6.QtWidgets import QFileDialog
 
-from app.dialogs import ImageSizeDialog
-from app.main_window import MainWindow
-from app.worker import FAILED, PAUSED, RUNNING
+from treedyn_app.dialogs import ImageSizeDialog
+from treedyn_app.main_window import MainWindow
+from treedyn_app.worker import FAILED, PAUSED, RUNNING
 from treedyn_core.modes import modes_command_output
 from treedyn_core.preset import apply_overrides, load_preset
 
@@ -217,7 +217,7 @@ def test_live_plot_follows_the_crown_top_and_scrolls(qtbot, open_window):
 
 
 def test_polyline_holds_the_points_it_was_given():
-    from app.plots import polyline
+    from treedyn_app.plots import polyline
 
     x, y = np.linspace(3.0, 250.5, 97), np.sin(np.arange(97.0)) * 40.0 + 60.0
     polygon = polyline(x, y)
@@ -332,7 +332,7 @@ def test_export_image_writes_a_png_of_the_requested_size(qtbot, open_window, tmp
 def test_mode_pose_moves_the_tips_as_the_core_linearisation_says():
     """The GUI's forward kinematics of a mode, at a small amplitude, moves every tip by the
     core's `tip_displacements` (the linearised motion), limb order converted right."""
-    from app.mode_shapes import ModeAnimation, forward_kinematics
+    from treedyn_app.mode_shapes import ModeAnimation, forward_kinematics
     from treedyn_core.modes import modes
     from treedyn_core.simulation import Simulation
 
@@ -355,10 +355,10 @@ def test_grab_and_mode_models_know_nothing_of_qt_or_vispy():
     import ast
     from pathlib import Path
 
-    import app
+    import treedyn_app
 
     for name in ("grab.py", "mode_shapes.py", "worker.py"):
-        source = (Path(app.__file__).parent / name).read_text()
+        source = (Path(treedyn_app.__file__).parent / name).read_text()
         imported = set()
         for node in ast.walk(ast.parse(source)):
             if isinstance(node, ast.Import):

@@ -117,7 +117,7 @@ def test_combine_takes_medians_over_passes():
 
 
 def test_bench_frames_json_has_every_row(qapp):
-    from app import bench_frames
+    from treedyn_app import bench_frames
 
     buffer = io.StringIO()
     result = bench_frames.run(sizes=(100,), as_json=True, out=buffer, live_seconds=1.0,
@@ -154,7 +154,7 @@ def test_bench_frames_refuses_without_a_usable_display(monkeypatch, environment,
     benchmark stops first with a one-line error."""
     import sys
 
-    from app import bench_frames
+    from treedyn_app import bench_frames
 
     if not sys.platform.startswith("linux"):
         pytest.skip("the display check is for X11")

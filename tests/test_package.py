@@ -51,7 +51,22 @@ def test_wheel_ships_the_presets(installed_wheel):
     wheel, _ = installed_wheel
     names = set(zipfile.ZipFile(wheel).namelist())
     shipped = {p.name for p in (ROOT / "assets" / "presets").glob("*.yaml")}
-    assert shipped and {f"assets/presets/{name}" for name in shipped} <= names
+    assert shipped and {f"treedyn_assets/presets/{name}" for name in shipped} <= names
+
+
+def test_wheel_installs_only_treedyn_names(installed_wheel):
+    """Every top-level import name the wheel installs starts with treedyn: no `app` or
+    `assets` in site-packages to collide with another project's (docs/design.md §9)."""
+    wheel, _ = installed_wheel
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        top_level_txt = next(n for n in names if n.endswith(".dist-info/top_level.txt"))
+        declared = set(archive.read(top_level_txt).decode().split())
+    installed = {name.split("/")[0].removesuffix(".py") for name in names
+                 if not name.split("/")[0].endswith((".dist-info", ".data"))}
+    assert installed >= {"treedyn_core", "treedyn_app", "treedyn_assets"}
+    assert declared == installed
+    assert all(name.startswith("treedyn") for name in installed | declared)
 
 
 def test_installed_command_line_finds_shipped_preset(installed_wheel, tmp_path):
@@ -60,15 +75,15 @@ def test_installed_command_line_finds_shipped_preset(installed_wheel, tmp_path):
     workdir.mkdir()
     # Pure-Python kernels: compiling a second copy of them here would only cost time.
     env = {**os.environ, "PYTHONPATH": str(target), "NUMBA_DISABLE_JIT": "1"}
-    code = ("import sys, treedyn_core, assets\n"
-            "print(treedyn_core.__file__); print(assets.__file__)\n"
+    code = ("import sys, treedyn_core, treedyn_assets, treedyn_app\n"
+            "print(treedyn_core.__file__); print(treedyn_assets.__file__); "
+            "print(treedyn_app.__file__)\n"
             "from treedyn_core.cli import main\n"
             "sys.exit(main(['expand', 'young_oak', 'OUT.yaml']))")
     result = subprocess.run([sys.executable, "-c", code], cwd=workdir, env=env,
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
-    core_file, assets_file = result.stdout.splitlines()[:2]
-    assert Path(core_file).is_relative_to(target)
-    assert Path(assets_file).is_relative_to(target)
+    installed_files = result.stdout.splitlines()[:3]
+    assert all(Path(file).is_relative_to(target) for file in installed_files)
     text = (workdir / "OUT.yaml").read_text()
     assert "prestress: false" in text and text.count("- {name:") > 100

@@ -513,7 +513,7 @@ def test_preset_error_points_at_the_line_of_a_key():
 # --------------------------------------------------------------------------- shipped presets
 
 def test_shipped_presets_lists_the_yaml_files_of_assets():
-    folder = Path(str(preset_module.resources.files("assets") / "presets"))
+    folder = Path(str(preset_module.resources.files("treedyn_assets") / "presets"))
     expected = sorted(folder.glob("*.yaml")) if folder.is_dir() else []
     found = shipped_presets()
     assert list(found.values()) == sorted(expected, key=lambda path: path.stem)

@@ -187,14 +187,14 @@ def _cmd_bench(args) -> int:
 
         print(accuracy(as_json=args.json))
     else:
-        from app.bench_frames import SIZES, run  # the app's own canvas, on the current display
+        from treedyn_app.bench_frames import SIZES, run  # the app's own canvas, on the current display
 
         run(args.sizes or SIZES, as_json=args.json)
     return 0
 
 
 def _cmd_app(args) -> int:
-    from app.main import run as run_app
+    from treedyn_app.main import run as run_app
 
     return run_app(args.preset)
 

@@ -706,8 +706,8 @@ def _read_text(path: Path) -> str:
 
 
 def _shipped_folder() -> Path:
-    """The folder of the presets shipped in the ``assets`` package."""
-    return Path(str(resources.files("assets") / "presets"))
+    """The folder of the presets shipped in the ``treedyn_assets`` package (the folder assets/)."""
+    return Path(str(resources.files("treedyn_assets") / "presets"))
 
 
 def shipped_presets() -> dict[str, Path]:
