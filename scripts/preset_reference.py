@@ -1,4 +1,4 @@
-"""Print the preset format reference (Markdown) from `treedyn_core.schema`, for the README.
+"""Print the preset format reference (Markdown) from `treedyn_core.schema`, for docs/design.md §6.
 
     python scripts/preset_reference.py > /tmp/reference.md
 """
@@ -33,8 +33,8 @@ def _rows(table: dict, prefix: str):
         if isinstance(field, dict):
             yield from _rows(field, f"{path}.")
         else:
-            yield (f"| `{path}` | {_default(field)} | {field.unit} | {_range(field)} | "
-                   f"{field.doc} |")
+            doc = field.doc.replace("|", r"\|")  # a bare | would end the table cell
+            yield f"| `{path}` | {_default(field)} | {field.unit} | {_range(field)} | {doc} |"
 
 
 def main() -> None:
