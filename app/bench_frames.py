@@ -1,4 +1,4 @@
-"""`treedyn bench frames`: the cost of drawing the tree, and the app's frame rate (issue 10).
+"""`treedyn bench frames`: the cost of drawing the tree, and the app's frame rate (docs/performance.md §5).
 
 Under the current display (Xvfb + Mesa llvmpipe on the reference machine), with the app's
 own `TreeCanvas` and `TreeVisual` in lines mode:

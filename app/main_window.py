@@ -546,7 +546,7 @@ class MainWindow(QMainWindow):
                 and sim.prestress_stiffness_scale != data["tuning"]["stiffness_scale"]):
             # The stiffness moved since the prestress was computed: bake the springs' rest
             # rotations in force (explicit limbs, prestress: false) so the file loads to the
-            # same, sagged or sprung, tree (DESIGN §6).
+            # same, sagged or sprung, tree (docs/design.md §6).
             data = expanded_data(data, sim.tree, sim.spring_C_rel.copy())
         return data
 

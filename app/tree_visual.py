@@ -1,6 +1,6 @@
 """The tree in the vispy scene: limbs as segments (or tubes), foliage as triangles.
 
-Drawing follows FACTS (Mesa llvmpipe): GL line segments in a few width classes
+Drawing follows docs/performance.md §5 (Mesa llvmpipe): GL line segments in a few width classes
 (a GL line has one width), all in one visual (`LimbLinesVisual`: one vertex buffer,
 one draw call per class; each vispy visual costs ~0.3–0.5 ms of Python a frame).
 Foliage is one visual of flat triangles (see FOLIAGE_AREA).

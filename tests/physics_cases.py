@@ -17,11 +17,11 @@ from builders import preset_data
 from random_trees import random_limbs
 from treedyn_core.simulation import Simulation
 
-# Wind off in the sense of DESIGN §3: no wind and no aerodynamic force at all (in still air
+# Wind off in the sense of docs/design.md §3: no wind and no aerodynamic force at all (in still air
 # the drag of a moving limb would still damp it, which energy conservation must exclude).
 STILL_AIR = {"speed": 0.0, "drag_coefficient": 0.0, "leaf_drag_coefficient": 0.0}
 
-# DESIGN §6's example: limb A with explicit mass and inertia, limb B from the material
+# docs/design.md §6's example: limb A with explicit mass and inertia, limb B from the material
 # defaults (solid wooden cylinder), B's rest frame rolled 30° about A's x axis.
 TWO_LIMBS = [
     {"name": "A", "parent": None, "length": 1.0, "radius": 0.05, "direction": [0, 0, 1],
@@ -41,7 +41,7 @@ THREE_LIMBS = TWO_LIMBS + [
 
 
 def two_limb_simulation(**simulation) -> Simulation:
-    """DESIGN §6's two-limb tree, B rotated 20° about its y axis, gravity and prestress on
+    """docs/design.md §6's two-limb tree, B rotated 20° about its y axis, gravity and prestress on
     unless `simulation` says otherwise."""
     return Simulation.from_data(preset_data(
         TWO_LIMBS, simulation=simulation, wind=STILL_AIR, initial_state=TWO_LIMBS_PERTURBATION))

@@ -7,7 +7,7 @@
 * `random_limbs`: explicit limb entries in the preset form of
   ``treedyn_core.schema.LIMB`` (every key present), for the production loader.
 * `reference_tree_from_limbs`: the same limbs as a `ReferenceTree` plus their
-  rest joint rotations, following DESIGN §1 and §6, so that production and
+  rest joint rotations, following docs/design.md §1 and §6, so that production and
   reference can run on one tree.
 
 Every function is deterministic in its seed.
@@ -155,7 +155,7 @@ def random_limbs(n, seed):
 def reference_tree_from_limbs(limbs, root_position=(0.0, 0.0, 0.0)):
     """`ReferenceTree` and rest joint rotations of explicit limb entries.
 
-    DESIGN §1/§6: ``u`` = normalised ``direction``; a child's base sits at
+    docs/design.md §1/§6: ``u`` = normalised ``direction``; a child's base sits at
     ``attach · L_p u_p`` in its parent's axes (root: at ``root_position``); the
     COM at ``com · L u`` in own axes; ``inertia`` is diagonal in limb axes; the
     rest joint rotation is ``exp(rest_rotation_deg in rad)`` (child rest →

@@ -3,9 +3,9 @@
 Plain Python loops over limbs and dense numpy algebra: clarity over speed. This
 module is the independent reference the production articulated-body algorithm
 is checked against, so it imports nothing from ``treedyn_core``'s physics; it
-is written from DESIGN §1–§2 alone.
+is written from docs/design.md §1–§2 alone.
 
-Conventions (DESIGN §1)
+Conventions (docs/design.md §1)
 -----------------------
 * N limbs numbered so that ``parent[i] < i``; ``parent[0] = -1`` is the only
   root. The root's parent is the ground (``C = 1``, ``ω = 0``).
@@ -382,7 +382,7 @@ def external_power(tree, R, v, force=None, torque=None):
     return float(np.sum(force * kin["v_com"]) + np.sum(torque * kin["omega_world"]))
 
 
-# --- joint springs (DESIGN §2) ---------------------------------------------------------
+# --- joint springs (docs/design.md §2) ---------------------------------------------------------
 
 def _stiffness_matrix(K):
     K = np.asarray(K, dtype=float)
@@ -408,7 +408,7 @@ def spring_torque_fd(R, C_sp, K, eps=1e-4):
 
     ``E = C_spᵀ R``, ``θ = log(E)^∨`` (scipy `Rotation`), ``V = ½ θᵀ K θ``. The
     perturbation is on the right (child axes), so ``τ`` is the torque on the
-    child in child axes, the parent receiving the opposite (DESIGN §2).
+    child in child axes, the parent receiving the opposite (docs/design.md §2).
 
     Central differences with steps ``eps`` and ``eps/2``, Richardson-extrapolated:
     truncation O(eps⁴) ≈ 1e-16, rounding ≈ 1e-16·|K|/eps ≈ 1e-12·|K|. Trust it

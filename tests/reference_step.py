@@ -1,6 +1,6 @@
 """A straightforward reference of the articulated tree's time steps, to check the compiled step
-loops against (issue 10): the implicit θ-method and RK4 of `treedyn_core.integrators`, written
-from DESIGN §2–§5 and the integrators' docstrings with the dense joint-space equations of
+loops against (docs/design.md §3.3): the implicit θ-method and RK4 of `treedyn_core.integrators`, written
+from docs/design.md §2–§5 and the integrators' docstrings with the dense joint-space equations of
 `reference_dynamics` (Jacobian mass matrix, recursive Newton–Euler bias), scipy rotations and
 numpy eigen-decompositions. Plain loops over limbs in preset order; nothing from treedyn_core.
 
@@ -33,7 +33,7 @@ import reference_dynamics as ref
 
 @dataclass
 class Wind:
-    """The turbulent field of DESIGN §5 at constant settings: mean speed U (m/s) at
+    """The turbulent field of docs/design.md §5 at constant settings: mean speed U (m/s) at
     reference_height (m), power-law profile_exponent, azimuth direction_deg, intensity I, and
     the modes (k (3, M) rad/m, unit amplitudes (3, M), phases (M,) rad) in the wind's frame."""
 
@@ -69,7 +69,7 @@ class Wind:
 
 @dataclass
 class Air:
-    """Drag on limbs and foliage (DESIGN §5)."""
+    """Drag on limbs and foliage (docs/design.md §5)."""
 
     density: float
     drag_coefficient: float
@@ -106,7 +106,7 @@ class Model:
 
 
 def spring_torques(model: Model, R: np.ndarray) -> np.ndarray:
-    """(N, 3) N m, child axes: τ = −J_r(θ)⁻ᵀ K θ, θ = log(C_springᵀ R) (DESIGN §2)."""
+    """(N, 3) N m, child axes: τ = −J_r(θ)⁻ᵀ K θ, θ = log(C_springᵀ R) (docs/design.md §2)."""
     tau = np.empty((model.tree.n, 3))
     for i in range(model.tree.n):
         theta = ref.rotation_log(model.spring_R[i].T @ R[i])
@@ -130,7 +130,7 @@ def _magnitude(K: np.ndarray, negative: str) -> np.ndarray:
 
 def gravity_blocks(model: Model, kin: dict) -> np.ndarray:
     """(N, 3, 3) child axes: the PSD part of each subtree's gravity stiffness about its joint,
-    m[(g·ρ)1 − sym(g ρᵀ)] with m ρ the subtree's first moment about the joint (DESIGN §4)."""
+    m[(g·ρ)1 − sym(g ρᵀ)] with m ρ the subtree's first moment about the joint (docs/design.md §4)."""
     g, tree = model.gravity, model.tree
     out = np.empty((tree.n, 3, 3))
     for j in range(tree.n):

@@ -1,4 +1,4 @@
-"""The accuracy benchmark's cases as tests (DESIGN §8): a free rigid body with analytic
+"""The accuracy benchmark's cases as tests (docs/design.md §8): a free rigid body with analytic
 invariants per integrator, the intermediate-axis flips, and the implicit integrator's
 numerical damping against (θ − ½)·2πfh.
 
@@ -95,7 +95,7 @@ def test_implicit_numerical_damping_on_a_single_mode(dt):
 
 
 def test_free_body_uses_the_tree_conventions():
-    """C_IF maps body → inertial and dC_IF/dt = C_IF ω^× (DESIGN §1): a spin about body z of
+    """C_IF maps body → inertial and dC_IF/dt = C_IF ω^× (docs/design.md §1): a spin about body z of
     a body tilted about x turns its body x axis about the tilted axis, in the positive sense."""
     tilt = np.array([[1, 0, 0], [0, 0, -1], [0, 1, 0]], float)   # body z → inertial −y
     body = FreeBody(1.0, np.diag([1.0, 1.0, 1.0]), (0, 0, 0), (0, 0, 0), (0, 0, 0), tilt,

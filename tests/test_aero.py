@@ -1,4 +1,4 @@
-"""Aerodynamic loads (DESIGN §5) and their place in the step (DESIGN §4), issue 7's checks.
+"""Aerodynamic loads (docs/design.md §5) and their place in the step (docs/design.md §4.2).
 
 Analytic references first: the drag on a static limb in a uniform wind, the drag's
 velocity Jacobian against finite differences, and the power the drag exchanges
@@ -180,7 +180,7 @@ JACOBIAN_CASES = [pytest.param(kinds, beta, 100 + 10 * k + b, id=f"{kinds}-beta{
 @pytest.mark.parametrize("kinds, vogel_exponent, seed", JACOBIAN_CASES)
 def test_drag_jacobian_matches_central_differences(kinds, vogel_exponent, seed):
     """D = ∂F/∂v_rel by central differences in the wind (v_rel = wind − v_mid); D is
-    symmetric positive semidefinite (DESIGN §4 adds θh D to the inertia), and the torque
+    symmetric positive semidefinite (docs/design.md §4.2 adds h D to the inertia), and the torque
     returned is lever × F."""
     inputs = _random_drag_inputs(seed, kinds != "foliage", kinds != "cylinder")
     force, torque, jacobian = _drag(inputs, inputs["wind"], vogel_exponent, with_jacobian=True)
@@ -230,7 +230,7 @@ def _still_air_tree(seed, moving: bool) -> Simulation:
 
 @pytest.mark.parametrize("seed", range(5))
 def test_implicit_load_block_covers_the_geometric_stiffness(seed):
-    """The drag's implicit stiffness block (DESIGN §4 + this project's extension): a force F
+    """The drag's implicit stiffness block (docs/design.md §4.2): a force F
     fixed in space at ρ changes the moment by −G δφ, G = (F·ρ) 1 − ρ Fᵀ. The block is
     |K| + ½|F × ρ| 1 with K = sym(G): eigenvalues |λ(K)| + ½|F × ρ| (numpy's eigh), it
     dominates ±K, and its smallest eigenvalue bounds the antisymmetric part's norm."""
@@ -442,7 +442,7 @@ STORM_PRESETS = [
 @pytest.mark.slow
 @pytest.mark.parametrize("name, duration, turbulence", STORM_PRESETS)
 def test_shipped_preset_in_a_storm_is_finite_and_sways(name, duration, turbulence):
-    """DESIGN §4: stable at every dt up to 1/30 s in winds up to 30 m/s."""
+    """docs/design.md §4: stable at every dt up to 1/30 s in winds up to 30 m/s."""
     data = copy.deepcopy(load_preset(name).data)
     data["wind"].update(STORM, turbulence_intensity=turbulence)
     data["simulation"].update(integrator="implicit", dt=STORM_DT)
@@ -487,7 +487,7 @@ DRAG_DECAY_RATIO = 0.5
 
 def _still_air_small_tree(*, perturbed: bool, drag: bool) -> Simulation:
     """The small tree in still air (turbulence on), at rest or with its trunk pushed 8°;
-    `drag` False: both drag coefficients 0 (wind off, DESIGN §3)."""
+    `drag` False: both drag coefficients 0 (wind off, docs/design.md §3)."""
     wind = {"speed": 0.0, "turbulence_intensity": 0.3}
     if not drag:
         wind.update(drag_coefficient=0.0, leaf_drag_coefficient=0.0)

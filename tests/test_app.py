@@ -1,4 +1,4 @@
-"""The desktop app (issue 8), driven with pytest-qt under Xvfb (pytest-xvfb starts one).
+"""The desktop app (docs/design.md §9), driven with pytest-qt under Xvfb (pytest-xvfb starts one).
 
 Parameters are read from the Simulation the worker steps, never from the
 widgets. Dialogs are driven through the methods the menu actions call, with
@@ -29,7 +29,7 @@ from treedyn_app.worker import FAILED, PAUSED, RUNNING
 from treedyn_core.preset import apply_overrides, load_preset
 from treedyn_core.simulation import MODELS, Simulation
 
-# The first window of a session may compile the kernels (DESIGN §3: tens of seconds).
+# The first window of a session may compile the kernels (docs/design.md §3: tens of seconds).
 READY_TIMEOUT_MS = 120_000
 # Every control change must reach the simulation within this (the issue's 2 s); wind changes
 # ramp over 1 s of simulated time, which at real time is 1 s of it.

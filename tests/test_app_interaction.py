@@ -1,4 +1,4 @@
-"""The app, hands on (issue 9): grab a branch, live plot, mode viewer, image export.
+"""The app, hands on (the README's "Using the app"): grab a branch, live plot, mode viewer, image export.
 
 Driven with pytest-qt under Xvfb (pytest-xvfb starts one). The mouse is driven
 with QTest press / move / release on the canvas's native GL window, the real

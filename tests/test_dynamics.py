@@ -1,8 +1,8 @@
 """Dynamics of the articulated model against what cannot be tuned: analytic solutions,
-conservation laws, measured convergence orders and stability (DESIGN §2–§4, §8).
+conservation laws, measured convergence orders and stability (docs/design.md §2–§4, §8).
 
 Wind and aerodynamic loads are off unless a test says otherwise. Energies are
-compared with the tree's energy scale m_total·|g|·H (DESIGN §8). Step counts are
+compared with the tree's energy scale m_total·|g|·H (docs/design.md §8). Step counts are
 chosen so that the whole file runs in well under a minute once the kernels are
 compiled.
 """
@@ -40,7 +40,7 @@ from treedyn_core.tree import build_tree
 # 1. One limb on a fixed base: the damped harmonic oscillator θ'' + (c/J) θ' + (k/J) θ = 0.
 # ---------------------------------------------------------------------------------------------
 
-# The limb of DESIGN §6 (limb A): J about the joint = I_⊥,com + m (com·L)², from the preset's
+# The limb of docs/design.md §6 (limb A): J about the joint = I_⊥,com + m (com·L)², from the preset's
 # own numbers, not from the simulator's tree.
 LIMB_K = 200.0           # N m/rad, isotropic
 LIMB_MASS = 2.0          # kg
@@ -205,7 +205,7 @@ OMEGA_DIFFERENCE_TOL = 1e-7   # relative to the largest rate
 
 
 def test_public_omega_is_the_body_rate_of_C_IF():
-    """DESIGN §1: dC_IF/dt = C_IF ω_F^×, ω_F = `Simulation.omega` (limb axes), checked by a
+    """docs/design.md §1: dC_IF/dt = C_IF ω_F^×, ω_F = `Simulation.omega` (limb axes), checked by a
     central difference of C_IF over two RK4 steps."""
     sim = Simulation.from_data(preset_data(
         THREE_LIMBS, simulation={"integrator": "rk4", "dt": OMEGA_DIFFERENCE_STEP},
@@ -254,7 +254,7 @@ def test_tips_and_root_moment_describe_the_current_state():
 
 APP_DT = 1.0 / 30.0
 APP_DURATION = 60.0
-# FACTS: without the implicit gravity block this pendulum gains 2–4× the energy scale; with it
+# docs/design.md §4.1: without the implicit gravity block this pendulum gains 2–4× the energy scale; with it
 # the θ-method only removes energy (measured: no step gains any). 1e-6 of the scale is a
 # round-off allowance.
 ENERGY_RISE_TOL = 1e-6
@@ -340,10 +340,10 @@ def test_theta_method_orders(reference_tips):
 # ---------------------------------------------------------------------------------------------
 
 ORTHONORMALITY_STEPS = 100_000
-# DESIGN §1: C_IF orthonormal to 1e-12 over any run. Products of unit-quaternion rotations
+# docs/design.md §1: C_IF orthonormal to 1e-12 over any run. Products of unit-quaternion rotations
 # down a depth-2 tree lose a few ulps; measured 6e-16 (RK4) and 3e-16 (implicit).
 ORTHONORMALITY_TOL = 1e-12
-# DESIGN §4: joint quaternions are renormalised every step (C_IF is built from q/|q|, so this is
+# docs/design.md §4: joint quaternions are renormalised every step (C_IF is built from q/|q|, so this is
 # the only place where a missing renormalisation would show).
 UNIT_QUATERNION_TOL = 1e-12
 
@@ -379,9 +379,9 @@ MOTION_FLOOR = 1e-4
 
 
 def _corner_tree(case: str) -> dict:
-    """Preset data at the app's step, wind off (DESIGN §3: no aerodynamic force) except for
+    """Preset data at the app's step, wind off (docs/design.md §3: no aerodynamic force) except for
     `still_air`, which keeps the preset's drag with the wind speed at 0 (drag then only damps,
-    implicitly, DESIGN §4). A shipped preset that fails to load is replaced by the generated
+    implicitly, docs/design.md §4). A shipped preset that fails to load is replaced by the generated
     tree, so that the corners are always checked."""
     if case == "generated":
         data = preset_data(generator=GENERATED_TREE, wind=STILL_AIR)
@@ -409,7 +409,7 @@ def _corner_tree(case: str) -> dict:
 def test_implicit_is_stable_at_slider_corners(stiffness_scale, damping_scale, case, how):
     """60 s at 1/30 s. `preset`: the tuning is in the preset, so prestress holds the softened
     or stiffened tree at its rest pose; `slider`: the sliders move after loading, so the tree
-    also sags or springs up (DESIGN §6). Either way a perturbation from rest sets it moving;
+    also sags or springs up (docs/design.md §6). Either way a perturbation from rest sets it moving;
     the energy must never rise above its initial value."""
     data = _corner_tree(case)
     if how == "preset":

@@ -1,6 +1,6 @@
 """Tests of treedyn_core.generator: counts, da Vinci radii, angles, names, refusals, presets.
 
-World geometry is rebuilt here from the returned limbs alone (DESIGN §1: C_If = C_Ip ·
+World geometry is rebuilt here from the returned limbs alone (docs/design.md §1: C_If = C_Ip ·
 exp(rest_rotation), base of a child = base of its parent + attach · L_p · C_Ip u, tip =
 base + L · C_If u), so the tests check the published contract, not the generator's internals.
 """

@@ -1,4 +1,4 @@
-"""Natural frequencies and mode shapes (DESIGN §7, `treedyn modes`) against what cannot be
+"""Natural frequencies and mode shapes (docs/design.md §7, `treedyn modes`) against what cannot be
 tuned: hand-derived mass and stiffness matrices, the Euler–Bernoulli cantilever and Greenhill's
 buckling height, an independent dense mass matrix and finite differences of the energy, the
 generalized forces and the simulator's own accelerations, and free-decay runs.
@@ -34,7 +34,7 @@ from treedyn_core.simulation import Simulation
 
 GRAVITY = [0.0, 0.0, -9.81]
 NO_GRAVITY = [0.0, 0.0, 0.0]
-# Wind off in the sense of DESIGN §3: no aerodynamic force at all. (Still-air drag is quadratic
+# Wind off in the sense of docs/design.md §3: no aerodynamic force at all. (Still-air drag is quadratic
 # in the velocity, so it does not enter the linearisation; the free-decay runs leave it out.)
 NO_AIR = {**STILL_AIR, "drag_coefficient": 0.0, "leaf_drag_coefficient": 0.0}
 
@@ -55,7 +55,7 @@ def skew(a):
 
 
 # ---------------------------------------------------------------------------------------------
-# 1. DESIGN §6's two limbs, gravity and damping off: hand-derived M and K.
+# 1. docs/design.md §6's two limbs, gravity and damping off: hand-derived M and K.
 # ---------------------------------------------------------------------------------------------
 
 # Both eigen-solvers work to round-off on 6×6 matrices; 1e-8 is the brief's figure.
@@ -64,7 +64,7 @@ MATRIX_RTOL = 1e-12  # two computations of the same sums, in different orders
 
 
 def two_limb_matrices():
-    """M (6×6) and K of the two-limb tree at rest from its geometry alone (DESIGN §6 values).
+    """M (6×6) and K of the two-limb tree at rest from its geometry alone (docs/design.md §6 values).
 
     Coordinates: ε_A (A's axes = inertial at rest), ε_B (B's axes, B = Rx(30°) A). B's base is
     A's tip d = (0, 0, 1); its COM p = d + Rx(30°)(0, 0, 0.4). Velocities: ω_A = ε̇_A,
@@ -174,7 +174,7 @@ COLUMN_RADIUS = 0.01       # m
 COLUMN_LENGTH = 5.0        # m: r/L = 0.002, rotary inertia of the section negligible
 YOUNGS_MODULUS = 1.0e10    # Pa (the material default)
 DENSITY = 700.0            # kg/m³ (the material default)
-BETA_L = (1.875104, 4.694091, 7.854757)   # FACTS: Euler–Bernoulli cantilever
+BETA_L = (1.875104, 4.694091, 7.854757)   # Euler–Bernoulli cantilever (docs/design.md §6.4)
 CHAIN_SIZES = (10, 20, 40)
 ORDER_TOLERANCE = 0.3      # the brief's 2 ± 0.3
 # x and y bending of an axisymmetric column are equal to round-off, which for a low eigenvalue
@@ -204,7 +204,7 @@ def test_chain_converges_to_the_euler_bernoulli_cantilever_at_second_order():
         errors.append(f[0::2] / exact - 1.0)
     errors = np.array(errors)                      # (sizes, modes)
     print("relative errors (rows n = 10, 20, 40):\n", errors)
-    # FACTS: f1 is 0.46 % low at n = 10 and 0.12 % low at n = 20.
+    # docs/design.md §6.4: f1 is 0.46 % low at n = 10 and 0.12 % low at n = 20.
     np.testing.assert_allclose(errors[:2, 0], [-0.0046, -0.0012], atol=0.0002)
     orders = np.log2(errors[:-1] / errors[1:])
     print("measured orders:\n", orders)
@@ -443,7 +443,7 @@ def test_load_stepping_carries_a_soft_horizontal_branch_to_its_sag():
 
 
 def test_a_softened_prestressed_tree_sags_to_a_new_equilibrium():
-    # The stiffness slider moved after load: the prestress is not recomputed (DESIGN §6), so the
+    # The stiffness slider moved after load: the prestress is not recomputed (docs/design.md §6), so the
     # rest pose is no longer in equilibrium and Newton finds where the tree sags to.
     sim = simulation(THREE_LIMBS, gravity=GRAVITY)
     stiff = modes(sim, count=1).frequencies_hz[0]

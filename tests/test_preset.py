@@ -329,7 +329,7 @@ ERROR_CASES = [
          r"tree\.generator\.segments: must be >= 1, got 0$"),
     case("branch-angle", "tree:\n  generator:\n    branch_angle_deg: 200  # <-\n",
          r"tree\.generator\.branch_angle_deg: must be >= 0 deg and <= 180 deg, got 200$"),
-    # prestress against explicit spring rest rotations (DESIGN §6)
+    # prestress against explicit spring rest rotations (docs/design.md §6)
     case("prestress-default-with-spring-rest",
      limbs(ROOT, "{name: B, parent: A, spring_rest_rotation_deg: [0, 0, 0]}  # <-"),
          r"tree\.limbs\[1\]\.spring_rest_rotation_deg: must be null"

@@ -1,4 +1,4 @@
-"""Prestress (DESIGN §6): the rest pose is the static equilibrium under gravity, so a
+"""Prestress (docs/design.md §6): the rest pose is the static equilibrium under gravity, so a
 prestressed tree in still air does not move; softened after load, it sags."""
 
 import copy
@@ -55,7 +55,7 @@ def test_prestress_follows_the_stiffness_scale_at_reset():
 
 
 def test_saved_after_softening_loads_to_the_same_simulation(tmp_path):
-    """DESIGN §6: the prestress is not recomputed when the stiffness moves; a save bakes the
+    """docs/design.md §6: the prestress is not recomputed when the stiffness moves; a save bakes the
     springs' rest rotations in force in, so the file runs like the live simulation."""
     from treedyn_core.preset import save_preset
 

@@ -1,6 +1,6 @@
-"""The dop853 reference integrator (DESIGN §4) against RK4, on both models.
+"""The dop853 reference integrator (docs/design.md §4) against RK4, on both models.
 
-Trees: DESIGN §6's two limbs (prestressed, B tipped 20°) and a 15-limb random tree
+Trees: docs/design.md §6's two limbs (prestressed, B tipped 20°) and a 15-limb random tree
 (`random_limbs(15, 7)`: random directions, attach points, anisotropic springs; its
 soft springs cannot be prestressed, so it swings under gravity from a random
 perturbation of ±10°, ±1 rad/s). Gravity on, damping on, aerodynamics off (the

@@ -1,4 +1,4 @@
-"""The seed model (DESIGN §3 `seed`) against the blog post's formulas, its O(N) implicit
+"""The seed model (docs/design.md §3 `seed`) against the blog post's formulas, its O(N) implicit
 solve against a dense one, its energy, and its prestress.
 
 The expected moments are written here from the post (`seeds/000_…`) with scipy's
@@ -30,7 +30,7 @@ NO_AIR = {"speed": 0.0, "drag_coefficient": 0.0, "leaf_drag_coefficient": 0.0}
 GRAVITY = np.array([0.0, 0.0, -9.81])
 SHIPPED = ("two_limbs", "sapling", "young_oak", "conifer", "weeping_willow", "old_oak", "giant")
 
-# Limb B of DESIGN §6 from the material defaults: a solid cylinder of density 700 kg/m³.
+# Limb B of docs/design.md §6 from the material defaults: a solid cylinder of density 700 kg/m³.
 B_MASS = 700.0 * math.pi * 0.03**2 * 0.8
 B_COM = np.array([0.0, 0.0, 0.4])
 # Inertias about the bases from the preset's numbers (parallel-axis theorem by hand).

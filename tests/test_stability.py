@@ -1,5 +1,5 @@
 """The implicit step at the app's largest time step, on every shipped preset, at every corner
-of the stiffness and damping sliders (issue 4): finite, and the energy never rises."""
+of the stiffness and damping sliders (docs/design.md §4.2): finite, and the energy never rises."""
 
 import copy
 import itertools

@@ -1,4 +1,4 @@
-"""The compiled step loops against the straightforward reference step of the tests (issue 10):
+"""The compiled step loops against the straightforward reference step of the tests (docs/design.md §3.3):
 100 steps of the implicit θ-method, with the wind and drag on and off, and of RK4, on random
 trees of up to 200 limbs, give the same state to 1e-10.
 

@@ -1,5 +1,5 @@
 """The tree model: breadth-first layout, traversals, and derived properties against the
-formulas of DESIGN §1 and §6 written out independently here."""
+formulas of docs/design.md §1 and §6 written out independently here."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Tests of the wind field (DESIGN §5): statistics, frozen advection, determinism,
+"""Tests of the wind field (docs/design.md §5): statistics, frozen advection, determinism,
 live ramps, the compiled kernel against numpy, and the polynomial cosine."""
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ KERNEL_TOL = 1e-9
 # largest step change with constant settings.
 CONTINUITY_FACTOR = 5.0
 STEP = 1.0 / 120.0  # s, the default time step
-# σ_u, σ_v, σ_w over I·U (DESIGN §5).
+# σ_u, σ_v, σ_w over I·U (docs/design.md §5).
 SIGMA_RATIOS = np.array([1.0, 0.8, 0.5])
 
 

@@ -1,4 +1,4 @@
-"""Aerodynamic loads on limbs and foliage (DESIGN §5), and their velocity Jacobian.
+"""Aerodynamic loads on limbs and foliage (docs/design.md §5), and their velocity Jacobian.
 
 Each limb is sampled at its midpoint. With the relative air velocity
 ``v = wind − v_mid`` (so aerodynamic damping comes out of the limb's own motion):
@@ -13,7 +13,7 @@ and the torque ``ρ_mid × F`` with ``ρ_mid = r_mid − r_base``. The Jacobian
 ``D = ∂F/∂v`` (3×3, symmetric positive semidefinite) gives the drag's damping
 on the limb's velocity ``[ω; ṙ_base]`` as ``Lᵀ D L`` with ``L = [−ρ_mid^×, 1]``;
 the implicit step adds ``h`` times it to the limb's spatial inertia (backward Euler, not
-DESIGN's θh: README, "Aerodynamic damping by backward Euler").
+θh: docs/design.md §4.2).
 """
 
 from __future__ import annotations

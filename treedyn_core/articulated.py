@@ -11,7 +11,7 @@ Gravity enters as the fictitious ground acceleration ``[0; −g]``, which is
 the same as a force ``m g`` at every centre of mass. External loads are a
 force (N) and a torque about the base (N m), inertial axes.
 
-For the implicit step (DESIGN §4) each joint's ``D`` block receives the
+For the implicit step (docs/design.md §4) each joint's ``D`` block receives the
 armature ``a_c C + a_k K`` (the joint's damper and spring) and ``θ²h²`` times
 the positive-semidefinite part of gravity's stiffness of the subtree, which
 makes the articulated inertia passed to the parent a full 6×6 matrix.

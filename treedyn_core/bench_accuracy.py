@@ -1,4 +1,4 @@
-"""`treedyn bench accuracy` (DESIGN §8, the seed notebook `004_…`): worst relative errors.
+"""`treedyn bench accuracy` (docs/design.md §8, the seed notebook `004_…`): worst relative errors.
 
 1. A free rigid body (`freebody.FreeBody`, the tree's SO(3) and Euler-equation code)
    with analytic invariants, per integrator over a dt sweep:
@@ -31,12 +31,12 @@ from .preset import load_preset, validate
 from .reference_integrator import DEFAULT_ATOL, DEFAULT_RTOL, dop853_samples
 from .simulation import Simulation
 
-THETA = 0.6                                   # DESIGN §4's default θ
+THETA = 0.6                                   # docs/design.md §4's default θ
 DTS = (1 / 30, 1 / 60, 1 / 120, 1 / 240, 1 / 480, 1 / 960)   # s
-DAMPING_DTS = (1 / 30, 1 / 60, 1 / 120)        # s, DESIGN §8
+DAMPING_DTS = (1 / 30, 1 / 60, 1 / 120)        # s, docs/design.md §8
 TREE_DOP853_DT = 1 / 120                       # s, output step of the tree's dop853 runs
 REFERENCE_TOL = 1e-13                          # rtol = atol of the free body's reference
-# "Wind off" (DESIGN §3): no aerodynamic force at all, still-air drag included.
+# "Wind off" (docs/design.md §3): no aerodynamic force at all, still-air drag included.
 NO_AIR = {"speed": 0.0, "drag_coefficient": 0.0, "leaf_drag_coefficient": 0.0}
 
 
@@ -162,7 +162,7 @@ def freebody_reference(case: FreeBodyCase) -> History:
 
 # -- the jointed tree ------------------------------------------------------------------------
 
-# DESIGN §6's example linkage (the shipped two_limbs), limb B tipped 20° about y.
+# docs/design.md §6's example linkage (the shipped two_limbs), limb B tipped 20° about y.
 TWO_LIMBS = [
     {"name": "A", "length": 1.0, "radius": 0.05, "mass": 2.0, "inertia": [0.17, 0.17, 0.0025],
      "com": 0.5, "stiffness": 200.0, "damping": 1.0},
@@ -170,7 +170,7 @@ TWO_LIMBS = [
      "stiffness": 80.0, "damping": 0.4},
 ]
 TREE_ENERGY_DURATION = 5.0      # s
-# One limb (limb A of DESIGN §6): J about the joint = I_⊥ + m (L/2)² = 0.67 kg m², k = 200.
+# One limb (limb A of docs/design.md §6): J about the joint = I_⊥ + m (L/2)² = 0.67 kg m², k = 200.
 SINGLE_LIMB = [dict(TWO_LIMBS[0], damping=0.0)]
 SINGLE_LIMB_J = 0.17 + 2.0 * 0.5 ** 2
 SINGLE_LIMB_K = 200.0
@@ -181,7 +181,7 @@ DAMPING_PERIODS = 12
 
 def simulation(limbs, model: str, integrator: str, dt: float, *, gravity=(0, 0, -9.81),
                initial_state=(), damping_scale: float = 0.0) -> Simulation:
-    """A simulation of explicit limbs in still air with aerodynamics off (DESIGN §3 "wind
+    """A simulation of explicit limbs in still air with aerodynamics off (docs/design.md §3 "wind
     off"), prestressed."""
     data = validate({"version": 1, "tree": {"limbs": [dict(limb) for limb in limbs]},
                      "wind": dict(NO_AIR), "simulation": {"gravity": list(gravity)},
@@ -276,7 +276,7 @@ def decay_ratio(t: np.ndarray, modal_energy: np.ndarray, omega: float) -> float:
 
 
 def predicted_damping(omega: float, dt: float, theta: float = THETA) -> float:
-    """DESIGN §4's estimate of the θ-method's numerical damping ratio, (θ − ½)·2πfh."""
+    """docs/design.md §4's estimate of the θ-method's numerical damping ratio, (θ − ½)·2πfh."""
     return (theta - 0.5) * omega * dt
 
 
@@ -414,7 +414,7 @@ def run() -> dict:
             "seconds": time.perf_counter() - start}
 
 
-HEADER = f"""treedyn accuracy benchmark (DESIGN §8): worst error over each run, dimensionless.
+HEADER = f"""treedyn accuracy benchmark (docs/design.md §8): worst error over each run, dimensionless.
   free body (SO(3) and Euler-equation code of the tree): p = m ċ against m (ċ0 + g t), / max |p|;
     H = C_IF I ω against H(0), / |H(0)|;  T (no gravity) or T + V (gravity) against t = 0,
     / peak T;  c against c0 + ċ0 t + ½ g t², / the path's extent;  attitude: angle (rad) from
@@ -448,7 +448,7 @@ def _format(results: dict) -> str:
         lines.append(f"{row['case']:<42} {row['integrator']:<10} {dt:>7}  "
                      f"{errors[worst_key]:8.1e}  {details}")
     lines += ["", f"implicit integrator's numerical damping ratio (θ = {THETA}), damping and "
-              "wind off: measured from a free decay; predicted (θ − ½)·2πfh (DESIGN §4)",
+              "wind off: measured from a free decay; predicted (θ − ½)·2πfh (docs/design.md §4)",
               f"{'case':<34} {'f [Hz]':>7} {'dt [s]':>7} {'2πfh':>7} {'measured':>9} "
               f"{'predicted':>9} {'ratio':>6}"]
     for row in results["numerical_damping"]:

@@ -1,4 +1,4 @@
-"""`treedyn bench performance`: time per step against tree size (issue 10, DESIGN §7).
+"""`treedyn bench performance`: time per step against tree size (docs/performance.md §1).
 
 Generated trees of about 10 … 100,000 limbs (the `giant` preset's shape with more or fewer
 branching levels), each integrator with the wind on (turbulence 0.2), medians of the
@@ -182,7 +182,7 @@ def combine(passes: list[dict]) -> dict:
 
 @kernel
 def _calibration_field(points, k, amp, phase, out):
-    """FACTS' reference kernel: a sum of 64 Fourier modes at 10,000 points with math.cos."""
+    """The calibration kernel (docs/performance.md §6): 64 Fourier modes at 10,000 points, math.cos."""
     for p in range(points.shape[0]):
         x, y, z = points[p, 0], points[p, 1], points[p, 2]
         total = 0.0
@@ -191,11 +191,11 @@ def _calibration_field(points, k, amp, phase, out):
         out[p] = total
 
 
-CALIBRATION_REFERENCE_MS = 6.7  # FACTS: the same kernel on the project's reference machine
+CALIBRATION_REFERENCE_MS = 6.7  # ms, the same kernel on the reference machine (docs/performance.md §6)
 
 
 def calibration_ms() -> float:
-    """Milliseconds of FACTS' math.cos field kernel (10,000 points × 64 modes) here: the ratio
+    """Milliseconds of the math.cos field kernel (10,000 points × 64 modes) here: the ratio
     to CALIBRATION_REFERENCE_MS says how much faster or slower this machine is right now."""
     rng = np.random.default_rng(0)
     points = rng.normal(size=(10_000, 3)) * 10.0
@@ -304,7 +304,7 @@ def run(sizes=SIZES, as_json: bool = False, out=sys.stdout, repeat: int = 1) -> 
     else:
         print(f"\nprocess start to first step (two_limbs, warm kernel cache): {first:.2f} s",
               file=out)
-        print(f"calibration (FACTS' math.cos field, 10,000 points × 64 modes): {calibration:.2f} "
+        print(f"calibration (math.cos field, 10,000 points × 64 modes): {calibration:.2f} "
               f"ms here, {CALIBRATION_REFERENCE_MS} ms on the reference machine "
               f"(this machine is {calibration / CALIBRATION_REFERENCE_MS:.2f}× slower now)",
               file=out)

@@ -1,4 +1,4 @@
-"""The `treedyn` command (DESIGN §7).
+"""The `treedyn` command (docs/design.md §7).
 
     treedyn [PRESET]                      open the desktop app
     treedyn run PRESET --duration S ...   headless simulation to an NPZ file

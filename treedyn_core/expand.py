@@ -1,5 +1,5 @@
 """`treedyn expand`: a preset as an explicit limb list with every physical parameter the
-simulator uses (DESIGN §7): derived masses, inertias, stiffnesses and damping written
+simulator uses (docs/design.md §7): derived masses, inertias, stiffnesses and damping written
 out, the spring rest rotations in force baked in, ``prestress: false``."""
 
 from __future__ import annotations

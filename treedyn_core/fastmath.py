@@ -2,7 +2,7 @@
 
 numba on the reference machine has no vector maths library (SVML), so
 ``math.cos`` inside a loop stays a scalar library call and a field of
-10,000 points × 64 modes costs ~6.7 ms (FACTS, "Wind field cost"). The
+10,000 points × 64 modes costs ~6.7 ms (docs/performance.md §6). The
 cosine below is branch-free arithmetic (a rounding, an absolute value and a
 polynomial), which LLVM turns into SIMD code inside such loops.
 

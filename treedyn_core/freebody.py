@@ -1,4 +1,4 @@
-"""A free rigid body (6 DOF) for the accuracy benchmark (DESIGN §8, the seed notebook).
+"""A free rigid body (6 DOF) for the accuracy benchmark (docs/design.md §8, the seed notebook).
 
 The body has mass m, inertia I about its centre of mass (body axes), attitude
 ``C_IF`` (body → inertial, a unit quaternion) and body rate ω; its centre of mass
@@ -11,7 +11,7 @@ for the attitude and `seed_model.euler_acceleration` (Euler's equation, the form
 every seed-model limb obeys) and `seed_model.quat_rate` for the rates. The
 integrators are the tree's, restricted to a body with no joint:
 
-- ``implicit``: the θ-method of DESIGN §4 with no spring or damper (K = C = 0), so
+- ``implicit``: the θ-method of docs/design.md §4 with no spring or damper (K = C = 0), so
   the gyroscopic term stays explicit exactly as in the tree's step:
   ``a = I⁻¹(−ω × Iω)``, ``ω ← ω + h a``, attitude advanced by ``exp(h (ω_old + θ h a))``;
   the centre of mass likewise, ``c ← c + h (ċ + θ h g)``, ``ċ ← ċ + h g``.
@@ -20,7 +20,7 @@ integrators are the tree's, restricted to a body with no joint:
 
 State vector y (13,): c (3) m, ċ (3) m/s, q (4) body → inertial [w, x, y, z], ω (3) rad/s.
 
-Invariants (DESIGN §8): p = m ċ; H = C_IF I ω (inertial axes, about the centre of mass);
+Invariants (docs/design.md §8): p = m ċ; H = C_IF I ω (inertial axes, about the centre of mass);
 T = ½ m ċᵀċ + ½ ωᵀ I ω; V = −m g·c.
 """
 

@@ -1,4 +1,4 @@
-"""Procedural trees: a `tree.generator` mapping (DESIGN §6) → an explicit limb list.
+"""Procedural trees: a `tree.generator` mapping (docs/design.md §6) → an explicit limb list.
 
 The tree
 --------
@@ -8,7 +8,7 @@ branch is a chain of ``segments`` equal limbs. ``children`` and ``segments``
 are ints, or lists with one entry per level; a list shorter than ``levels``
 repeats its last entry (longer lists are cut).
 
-* Decurrent (``whorls: 0``, DESIGN's generator): the trunk ends in
+* Decurrent (``whorls: 0``, docs/design.md §6.3): the trunk ends in
   ``children[0]`` level-1 branches; every branch of level l < levels ends in
   ``children[l]`` branches of level l + 1. A branch is ``length_ratio`` times
   as long as its parent branch (the trunk for level 1).

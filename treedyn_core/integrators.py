@@ -1,4 +1,4 @@
-"""Time integrators of the articulated model (DESIGN §4), as compiled step loops.
+"""Time integrators of the articulated model (docs/design.md §4), as compiled step loops.
 
 - `implicit_steps`: the θ-method, linearly implicit in the joint rates, with the
   springs, dampers and the PSD part of gravity's stiffness implicit:

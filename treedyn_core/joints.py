@@ -1,4 +1,4 @@
-"""Joint forces (DESIGN §2): the spring, the damper, and gravity's stiffness block.
+"""Joint forces (docs/design.md §2): the spring, the damper, and gravity's stiffness block.
 
 All torques are on the child limb B about its joint, in B's axes; the parent
 receives the equal and opposite torque through the articulated-body recursion
@@ -164,7 +164,7 @@ def gravity_stiffness_psd(mass, rho, g):
     """Positive-semidefinite part of a rigid subtree's gravity stiffness about its joint.
 
     mass : kg, the subtree's mass;  rho : (3,) m, its centre of mass relative to the joint;
-    g : (3,) m/s². Returns the 3×3 matrix, N m/rad, in the axes of rho and g (DESIGN §4),
+    g : (3,) m/s². Returns the 3×3 matrix, N m/rad, in the axes of rho and g (docs/design.md §4),
     as a `mat3` tuple. (Only m ρ matters: `gravity_stiffness_psd(1, m ρ, g)` is the same.)
 
     Rotating the subtree by δφ changes V = −m g·ρ by ½ δφᵀ K_g δφ with
@@ -202,7 +202,7 @@ def load_stiffness_magnitude(F, rho):
 
     Turning the joint by δφ changes the moment by −[(F·ρ) 1 − ρ Fᵀ] δφ: a symmetric part
     K = (F·ρ) 1 − sym(F ρᵀ), indefinite, and an antisymmetric one of norm ½|F × ρ|. Gravity's
-    block keeps K's positive part only (DESIGN §4); for the drag that left the willow's
+    block keeps K's positive part only (docs/design.md §4); for the drag that left the willow's
     shoots diverging in a 30 m/s storm, so its negative eigenvalues are made positive
     (|K| = 2 K₊ − K, K₊ from `gravity_stiffness_psd`) and the antisymmetric norm is added.
     """

@@ -1,4 +1,4 @@
-"""The tree linearised about a static equilibrium: M, K, C in joint coordinates (DESIGN §7).
+"""The tree linearised about a static equilibrium: M, K, C in joint coordinates (docs/design.md §7).
 
 Coordinates are the simulator's: joint i's rotation (child → parent axes) is
 perturbed as ``R_i → R_i exp(ε_i^×)``, ε_i in the child's axes, and its rate is
@@ -577,7 +577,7 @@ def _newton(sim, R: np.ndarray, gravity: np.ndarray, force_scale: float, pattern
 
 
 def static_equilibrium(sim) -> Equilibrium:
-    """The tree's static equilibrium under gravity, wind off (DESIGN §7).
+    """The tree's static equilibrium under gravity, wind off (docs/design.md §7).
 
     The rest pose when it already is one (a prestressed tree with the stiffness scale it was
     prestressed with); otherwise Newton's method on the joint rotations from the rest pose

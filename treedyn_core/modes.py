@@ -1,4 +1,4 @@
-"""Natural frequencies, damping ratios and mode shapes of a tree (DESIGN §7, `treedyn modes`).
+"""Natural frequencies, damping ratios and mode shapes of a tree (docs/design.md §7, `treedyn modes`).
 
 The tree is linearised about its static equilibrium under gravity, wind off
 (`linearise`): ``M ε̈ + C ε̇ + K ε = 0`` in the simulator's joint coordinates.

@@ -1,4 +1,4 @@
-"""Preset files (DESIGN §6): load, validate against `schema`, fill defaults, save.
+"""Preset files (docs/design.md §6): load, validate against `schema`, fill defaults, save.
 
 A preset is read in two passes. `_Reader` turns the composed YAML node tree
 into plain Python values and records the line of every key (the ``marks``);
@@ -622,7 +622,7 @@ def _check_initial_state(data: dict, where: _Where) -> None:
 
 
 def _check_prestress(data: dict, where: _Where) -> None:
-    """With prestress, the spring rest rotations are computed, never given (DESIGN §6)."""
+    """With prestress, the spring rest rotations are computed, never given (docs/design.md §6)."""
     if not data["simulation"]["prestress"]:
         return
     for i, limb in enumerate(data["tree"]["limbs"]):

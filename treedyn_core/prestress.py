@@ -1,4 +1,4 @@
-"""Prestress (DESIGN §6): spring rest rotations that make the rest pose the static equilibrium.
+"""Prestress (docs/design.md §6): spring rest rotations that make the rest pose the static equilibrium.
 
 At the rest pose every joint's spring must balance the moment of its subtree's
 weight about the joint, G: J_r(θ)⁻ᵀ K θ = G (the spring torque is −J_r⁻ᵀ K θ).

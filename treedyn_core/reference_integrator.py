@@ -1,4 +1,4 @@
-"""The `dop853` reference integrator (DESIGN §4): `scipy.integrate.solve_ivp`, method DOP853.
+"""The `dop853` reference integrator (docs/design.md §4): `scipy.integrate.solve_ivp`, method DOP853.
 
 The state is a flat vector of quaternions (as vectors in R⁴, ``q̇ = ½ q ⊗ (0, ω)``)
 and rates; the quaternions are renormalised whenever the state is handed back.

@@ -1,4 +1,4 @@
-"""`treedyn run`: a headless simulation written to an NPZ file (DESIGN §7).
+"""`treedyn run`: a headless simulation written to an NPZ file (docs/design.md §7).
 
 Limbs in every output array are in the preset's order (explicit limbs) or the
 generator's order. Nothing here imports Qt or vispy.

@@ -1,6 +1,6 @@
-"""The preset format (DESIGN §6) as data: every key, its kind, default, range and unit.
+"""The preset format (docs/design.md §6) as data: every key, its kind, default, range and unit.
 
-`preset.py` validates and fills a preset from these tables; the README's format
+`preset.py` validates and fills a preset from these tables; docs/design.md §6.2's
 reference and `treedyn expand` follow them. A table is an ordered mapping from
 key to `Field` (a leaf) or to another table (a nested mapping); the order here
 is the order in which a saved preset writes its keys.
@@ -91,7 +91,7 @@ GENERATOR_TRUNK: dict[str, Field] = {
     "segments": Field("int", 4, "limbs in the trunk", min=1),
 }
 
-# Shape parameters beyond DESIGN §6's list are added here (and documented in the README).
+# Every key is listed in docs/design.md §6.2 (scripts/preset_reference.py writes it).
 GENERATOR: dict[str, Any] = {
     "seed": Field("int", 7, "random seed of the jitter (same seed, same tree)", min=0),
     "trunk": GENERATOR_TRUNK,

@@ -1,6 +1,6 @@
-"""The seed's model (DESIGN §3 `seed`): every limb a rotor about its own base joint.
+"""The seed's model (docs/design.md §3 `seed`): every limb a rotor about its own base joint.
 
-The blog post's equations as written (``seeds/000_…``), with DESIGN §1's
+The blog post's equations as written (``seeds/000_…``), with docs/design.md §1's
 attitude kinematics. State per limb F: the absolute attitude ``C_IF`` (a unit
 quaternion, limb → inertial) and the absolute body rate ``ω_F`` (rad/s, F axes):
 
@@ -9,7 +9,7 @@ quaternion, limb → inertial) and the absolute body rate ``ω_F`` (rad/s, F axe
 
 Moments on limb B (parent A), N m, B axes:
 
-- spring:   ``−k_s K_B (E − Eᵀ)^∨`` with ``E = C_abᵀ C_AB`` (DESIGN §2), ``K_B`` the
+- spring:   ``−k_s K_B (E − Eᵀ)^∨`` with ``E = C_abᵀ C_AB`` (docs/design.md §2), ``K_B`` the
   stiffness matrix in B's axes applied to the vector ``(E − Eᵀ)^∨ = 2 sin φ · a``
   (for an isotropic k this is the seed's ``−k (E − Eᵀ)^∨``). Note the factor:
   near rest this spring is ``−2 K θ``, twice the articulated model's ``−K θ``.
@@ -34,7 +34,7 @@ articulated model's at the rest pose), spring ``V_s = Σ 2 (1 − cos φ) aᵀ k
 (exact for isotropic K; for anisotropic K the seed's moment has no potential and
 this is its second-order-exact stand-in).
 
-Integrators (DESIGN §4):
+Integrators (docs/design.md §4):
 
 - `implicit`: the θ-method on the absolute rates. The rotor inertias
   (block-diagonal) are coupled by the joints' springs and dampers, which gives the
@@ -42,7 +42,7 @@ Integrators (DESIGN §4):
   ``𝒦 = Gᵀ K_t G + K_g`` and ``𝒞 = Gᵀ C`` (G maps absolute rates to joint-relative
   rates ``ρ_B = ω_B − C_ABᵀ ω_A``; ``K_t = 2 k_s K`` the seed spring's stiffness at
   rest; ``K_g`` the positive-semidefinite part of each limb's own gravity stiffness,
-  as in DESIGN §4; ``C`` acts on the absolute rate, so 𝒞 is not symmetric). It is
+  as in docs/design.md §4; ``C`` acts on the absolute rate, so 𝒞 is not symmetric). It is
   solved in O(N) by eliminating leaves toward the root (`_solve_tree_system`).
 - `rk4`: classical RK4 on the absolute quaternions in R⁴ and the rates, quaternions
   renormalised after each full step.
@@ -237,7 +237,7 @@ def _solve_tree_system(parent, mass, com_offset, inertia_base, stiffness, dampin
     leaves toward the root (D_p −= L_i D_i⁻¹ U_i, b_p −= L_i D_i⁻¹ b_i), then substitutes
     outward (a_i = D_i⁻¹ (b_i − U_i a_p)). Breadth-first order: parents before children.
     drag_h > 0 adds drag_h times the drag's damping of each limb's own rate, aero_damping
-    (N, 3, 3) body axes, to D_i (the aerodynamic damping made implicit, DESIGN §4).
+    (N, 3, 3) body axes, to D_i (the aerodynamic damping made implicit, docs/design.md §4).
     """
     n = parent.shape[0]
     h1 = theta_h

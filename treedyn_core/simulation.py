@@ -95,7 +95,7 @@ class Simulation:
         self.wind = WindField(self.data["wind"])
         self._wind_work = np.zeros((7, self.wind.mode_phase.shape[0]))
         wind = self.data["wind"]
-        # Drag needs air and a coefficient; "wind off" in the sense of DESIGN §3 (no aerodynamic
+        # Drag needs air and a coefficient; "wind off" in the sense of docs/design.md §3 (no aerodynamic
         # force at all, still-air damping included) is zero drag coefficients.
         self.aerodynamics = bool(wind["drag_coefficient"] > 0 or (
             wind["leaf_drag_coefficient"] > 0 and self.tree.leaf_area.any()))
@@ -137,7 +137,7 @@ class Simulation:
         """A complete preset dict that loads to this simulation: the preset's data with the
         settings in force, and — when the stiffness scale moved since the prestress was
         computed — the spring rest rotations in force baked in as explicit limbs with
-        ``prestress: false`` (DESIGN §6: a saved preset loads to the same simulation)."""
+        ``prestress: false`` (docs/design.md §6: a saved preset loads to the same simulation)."""
         from .expand import expanded_data
 
         data = copy.deepcopy(self.data)
@@ -419,7 +419,7 @@ class Simulation:
 
     @property
     def energy_scale(self) -> float:
-        """m_total·|g|·H (DESIGN §8), J; the height H is the rest height of the tree."""
+        """m_total·|g|·H (docs/design.md §8), J; the height H is the rest height of the tree."""
         return float(self.tree.mass.sum() * np.linalg.norm(self.gravity) * self.tree.height)
 
     def snapshot(self) -> Snapshot:

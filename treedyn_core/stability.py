@@ -1,6 +1,6 @@
 """How small an explicit (rk4) step must be for a tree, and whether the app can afford it.
 
-DESIGN §4: in the app, rk4 runs with sub-steps below its stability limit, or is
+docs/design.md §4: in the app, rk4 runs with sub-steps below its stability limit, or is
 refused. The limit is estimated from a bound on the fastest eigenvalue of the
 linearised joint springs and dampers, treating each limb as a rotor of inertia
 ``J_i`` (about its base, limb axes) coupled to its parent and its children:

@@ -6,7 +6,7 @@ compiled kernels sweep them outward and inward with plain loops. `preset_index`
 maps back to the preset's order (explicit limbs) or the generator's order,
 which every output uses.
 
-Frames (DESIGN §1): a limb's own axes are its body frame; ``rest_C_IF`` maps
+Frames (docs/design.md §1): a limb's own axes are its body frame; ``rest_C_IF`` maps
 limb → inertial coordinates, ``rest_C_rel`` and ``spring_C_rel`` map child →
 parent limb coordinates.
 """
@@ -291,7 +291,7 @@ def _rest_pose(parent, level_start, C_rel, base_offset):
 
 def _stiffness(ordered, material, parent, child_count, length, radius, u):
     """Joint stiffness K (N, 3, 3), child limb axes: given, or from material by the ℓ rule
-    (DESIGN §6: ℓ = (L_parent + L_child)/2 for an only child, L_child/2 at the root and at
+    (docs/design.md §6: ℓ = (L_parent + L_child)/2 for an only child, L_child/2 at the root and at
     a branching); K = k_bend (1 − uuᵀ) + k_twist uuᵀ."""
     E_Y = material["youngs_modulus"]
     G = E_Y / (2.0 * (1.0 + material["poisson_ratio"]))
@@ -332,7 +332,7 @@ def _subtree_inertia_about_joints(parent, level_start, mass, inertia_com, com_of
 
 def _damping(ordered, material, K, J, u):
     """Joint damping C (N, 3, 3), child limb axes: given, or per axis c_i = 2ζ sqrt(k_i J_ii) in
-    the frame (e1, e2, u) of `limb_frames` (DESIGN §6)."""
+    the frame (e1, e2, u) of `limb_frames` (docs/design.md §6)."""
     F = limb_frames(u)
     k_axes = np.einsum("nji,njk,nki->ni", F, K, F)
     J_axes = np.einsum("nji,njk,nki->ni", F, J, F)

@@ -1,4 +1,4 @@
-"""The turbulent wind field (DESIGN §5): a mean power-law profile plus frozen
+"""The turbulent wind field (docs/design.md §5): a mean power-law profile plus frozen
 turbulence, a sum of Fourier modes advected with the mean wind.
 
 The velocity at a point ``x`` (m, inertial) and time t is
@@ -40,7 +40,7 @@ from .kernel import kernel
 from .fastmath import INV_TWO_PI, TWO_PI, cos_turns, fast_pow
 from .schema import WIND
 
-# Ratios of the crosswind and vertical to the along-wind standard deviation (DESIGN §5).
+# Ratios of the crosswind and vertical to the along-wind standard deviation (docs/design.md §5).
 SIGMA_V_RATIO = 0.8
 SIGMA_W_RATIO = 0.5
 # Heights below this (m) use the profile's value here: the power law vanishes at the ground.
@@ -48,7 +48,7 @@ Z_MIN = 0.1
 # Duration (s) of the linear ramp of a live change of speed, direction or intensity.
 RAMP_TIME = 1.0
 # A point sees every mode pass within a record this long (s) at the preset speed
-# (DESIGN §5: k_x ≥ 2π / (max(U, 1 m/s) · 600 s)).
+# (docs/design.md §5: k_x ≥ 2π / (max(U, 1 m/s) · 600 s)).
 RECORD_TIME = 600.0
 MIN_RECORD_SPEED = 1.0
 # Shortest along-wind wavelength as a fraction of the length scale L: 0.625 m at
@@ -103,7 +103,7 @@ def wavenumber_range(length_scale, speed):
     """Lowest and highest along-wind wavenumber (rad/m) of the modes.
 
     The lowest passes a point once in `RECORD_TIME` at ``max(speed, 1 m/s)``
-    (DESIGN §5); the highest has wavelength `SHORTEST_WAVELENGTH_OVER_L` · L.
+    (docs/design.md §5); the highest has wavelength `SHORTEST_WAVELENGTH_OVER_L` · L.
     """
     k_min = TWO_PI / (max(speed, MIN_RECORD_SPEED) * RECORD_TIME)
     k_max = max(TWO_PI / (SHORTEST_WAVELENGTH_OVER_L * length_scale),
@@ -222,7 +222,7 @@ def advance_wind(state, dt):
 @kernel
 def wind_velocity(points, state, reference_height, profile_exponent, mode_k, mode_amp,
                   mode_phase, work, out):
-    """Wind velocity at P points: mean profile + Fourier modes (DESIGN §5).
+    """Wind velocity at P points: mean profile + Fourier modes (docs/design.md §5).
 
     points : (P, 3) m, inertial; state : (`STATE_SIZE`,) the wind state;
     reference_height : z_ref, m; profile_exponent : α; mode_k (3, M) rad/m,
