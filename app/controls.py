@@ -3,7 +3,7 @@
 Every slider has a numeric field and a unit. A widget that echoes a model
 change (a preset loaded, the integrator refused) updates through the
 ``set_*`` methods, which block its signals, so nothing feeds back (napari's
-habit, STYLE).
+habit, docs/design.md §9).
 """
 
 from __future__ import annotations

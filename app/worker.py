@@ -1,7 +1,7 @@
 """The simulation worker: a thread that owns the `Simulation` and publishes frames.
 
 The GUI never steps physics and the worker never touches a widget (vispy's
-real-time examples, STYLE). They meet in three places, all thread-safe:
+real-time examples, docs/design.md §9). They meet in three places, all thread-safe:
 
 - commands: the GUI calls the worker's verbs (`set_wind_speed`, `play`,
   `reset`, `load`, ...); each puts a command in a queue that the worker drains

@@ -1,7 +1,7 @@
 """The seed model (docs/design.md §3 `seed`) against the blog post's formulas, its O(N) implicit
 solve against a dense one, its energy, and its prestress.
 
-The expected moments are written here from the post (`seeds/000_…`) with scipy's
+The expected moments are written here from the post (docs/design.md §3.2) with scipy's
 rotations, not from the model's code: spring ``−k_B (E − Eᵀ)^∨`` with
 ``E = C_abᵀ C_AB``, damper ``−c_B ω_B`` (absolute rate), the parent receiving
 ``−C_AB M``, gravity ``c × m C_IFᵀ g`` about each base, Euler's equation with the

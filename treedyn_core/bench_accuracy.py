@@ -1,4 +1,4 @@
-"""`treedyn bench accuracy` (docs/design.md §8, the seed notebook `004_…`): worst relative errors.
+"""`treedyn bench accuracy` (docs/design.md §8, after the seed notebook): worst relative errors.
 
 1. A free rigid body (`freebody.FreeBody`, the tree's SO(3) and Euler-equation code)
    with analytic invariants, per integrator over a dt sweep:

@@ -1,6 +1,6 @@
 """The seed's model (docs/design.md §3 `seed`): every limb a rotor about its own base joint.
 
-The blog post's equations as written (``seeds/000_…``), with docs/design.md §1's
+The blog post's equations as written (docs/design.md §3.2), with docs/design.md §1's
 attitude kinematics. State per limb F: the absolute attitude ``C_IF`` (a unit
 quaternion, limb → inertial) and the absolute body rate ``ω_F`` (rad/s, F axes):
 
