@@ -16,7 +16,8 @@ CODE_FOLDERS = ("treedyn_core", "app", "tests", "scripts")
 # its own scan), and issue numbers.
 OUTSIDE = re.compile(r"\b(" + "DES" + "IGN|" + "FAC" + r"TS)\b|\b[Ii]ssues? #?\d+")
 # "docs/design.md §4", "design.md §4.2–§4.3, §8" (the runs of sections cite the same file).
-SECTION_RUN = re.compile(r"(?:docs/)?(\w+\.md)\s+§(\d+(?:\.\d+)*)((?:\s*(?:–|-|/|,|and)\s*§\d+(?:\.\d+)*)*)")
+SECTION_RUN = re.compile(r"(?:docs/)?(\w+\.md)\s+§(\d+(?:\.\d+)*)"
+                         r"((?:\s*(?:–|-|/|,|and)\s*§\d+(?:\.\d+)*)*)")
 MORE_SECTIONS = re.compile(r"§(\d+(?:\.\d+)*)")
 # A section of the same document, inside docs/ (not a book's: "RBDA §6.2").
 BARE_SECTION = re.compile(r"(?<!RBDA )§(\d+(?:\.\d+)*)")

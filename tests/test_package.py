@@ -1,6 +1,7 @@
 """Packaging: the core stays headless, and an installed wheel finds its shipped presets."""
 
 import os
+import re
 import subprocess
 import sys
 import zipfile
@@ -87,3 +88,16 @@ def test_installed_command_line_finds_shipped_preset(installed_wheel, tmp_path):
     assert all(Path(file).is_relative_to(target) for file in installed_files)
     text = (workdir / "OUT.yaml").read_text()
     assert "prestress: false" in text and text.count("- {name:") > 100
+
+
+def test_code_imports_the_installed_names_only():
+    """`app/` and `assets/` are importable only as treedyn_app and treedyn_assets once
+    installed; `python -m pytest` from the clone would still find a folder-named `app` and
+    load a second copy of the app's modules beside treedyn_app's."""
+    folder_import = re.compile(r"^\s*(?:from|import)\s+(?:app|assets)\b"
+                               r"|files\([\"'](?:app|assets)[\"']\)", re.M)
+    offenders = [str(path.relative_to(ROOT))
+                 for folder in ("treedyn_core", "app", "tests", "scripts")
+                 for path in sorted((ROOT / folder).rglob("*.py"))
+                 if folder_import.search(path.read_text(encoding="utf-8"))]
+    assert not offenders
