@@ -325,9 +325,12 @@ def test_preparing_message_until_the_simulation_is_ready(qtbot, settings):
     window = MainWindow(load_preset("sapling"), settings=settings)
     qtbot.addWidget(window)
     try:
-        assert window.canvas._message.text == PREPARING_TEXT
+        assert window.statusBar().text() == PREPARING_TEXT
         qtbot.waitUntil(lambda: window.worker.latest.state == RUNNING, timeout=READY_TIMEOUT_MS)
-        qtbot.waitUntil(lambda: window.canvas._message.text == "", timeout=2000)
+        qtbot.waitUntil(lambda: window.canvas.message == "", timeout=2000)
+        qtbot.waitUntil(lambda: window.statusBar().text().startswith("Running"), timeout=2000)
+        window.toggle_play()
+        qtbot.waitUntil(lambda: window.statusBar().text().startswith("Paused"), timeout=2000)
     finally:
         window.shutdown()
 
