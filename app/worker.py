@@ -309,8 +309,9 @@ class SimulationWorker(threading.Thread):
         integrator = sim["integrator"] if sim["integrator"] in LIVE_INTEGRATORS else "implicit"
 
         def progress(done: int, expected: int | None) -> None:
-            count = f"{done} of {expected}" if expected and done <= expected else f"{done} done"
-            self._news.put(Event("compiling", f"{COMPILING_TEXT}: {count}"))
+            count = (f": {done} of {expected}" if expected and done <= expected
+                     else f": {done} done" if done else "…")
+            self._news.put(Event("compiling", f"{COMPILING_TEXT}{count}"))
 
         try:
             warm_up.compile_kernels(model or sim["model"], integrator, progress, self._halt)

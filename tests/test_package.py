@@ -60,7 +60,8 @@ def test_installed_command_line_finds_shipped_preset(installed_wheel, tmp_path):
     workdir = tmp_path / "elsewhere"
     workdir.mkdir()
     # Pure-Python kernels: compiling a second copy of them here would only cost time.
-    env = {**os.environ, "PYTHONPATH": str(target), "NUMBA_DISABLE_JIT": "1"}
+    env = {**os.environ, "PYTHONPATH": str(target), "NUMBA_DISABLE_JIT": "1",
+           "TREEDYN_CACHE_DIR": str(tmp_path / "cache")}
     code = ("import sys, treedyn_core, assets\n"
             "print(treedyn_core.__file__); print(assets.__file__)\n"
             "from treedyn_core.cli import main\n"
