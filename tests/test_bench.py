@@ -170,11 +170,3 @@ def test_bench_frames_refuses_without_a_usable_display(monkeypatch, environment,
         bench_frames._check_display()
     assert "\n" not in str(caught.value)
 
-
-@pytest.mark.slow
-def test_cold_start_compiles_in_an_empty_cache():
-    """The cold start really starts from an empty cache: it takes longer than a warm start by
-    at least the compiling of the step kernel (a warm cache would make the two alike)."""
-    cold = bench_performance.cold_start()
-    warm = bench_performance.time_to_first_step()
-    assert cold > warm + 2.0
