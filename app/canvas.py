@@ -236,6 +236,11 @@ class TreeCanvas:
             self._spring.visible = self._spring_ends.visible = True
         self.canvas.update()
 
+    @property
+    def message(self) -> str:
+        """The text shown over the view ('' when none)."""
+        return self._message.text
+
     def set_message(self, text: str | None) -> None:
         """A line of text across the top of the view (None: none)."""
         self._message.text = text or ""

@@ -20,12 +20,13 @@ from pathlib import Path
 from PyQt6.QtCore import QSettings, Qt, QTimer
 from PyQt6.QtGui import QAction, QActionGroup, QKeySequence
 from PyQt6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow,
-                             QMessageBox, QScrollArea, QSizePolicy, QSplitter)
+                             QMessageBox, QScrollArea, QSplitter)
 
 from treedyn_core.errors import TreedynError
 from treedyn_core.expand import expanded_data
 from treedyn_core.preset import load_preset, save_preset, shipped_presets
 from treedyn_core.simulation import INTEGRATORS, MODELS
+from treedyn_core.tree import build_tree
 
 from . import canvas as canvas_module
 from .canvas import TreeCanvas
@@ -35,6 +36,7 @@ from .grab import GrabTool
 from .mode_shapes import ModeAnimation, ModesJob
 from .modes_panel import ModesPanel
 from .plots import LivePlot, PlotHistory
+from .status_line import StatusLine
 from .tree_visual import LINES, TUBES
 from .worker import FAILED, LIVE_INTEGRATORS, PAUSED, PREPARING, RUNNING, SimulationWorker
 
@@ -44,9 +46,12 @@ TICK_MS = 16  # ~60 Hz: how often the window reads the worker's latest frame
 PLOT_INTERVAL_S = 0.05
 STATUS_INTERVAL = 0.25  # s between status-bar refreshes
 MAX_RECENT = 8
-PREPARING_TEXT = "Preparing simulation (compiling kernels, first run only)…"
-MOUSE_HELP = "Drag a branch: pull it · Ctrl+drag or middle-drag: orbit · wheel: zoom · " \
+PREPARING_TEXT = "Preparing the simulation…"
+MOUSE_HELP = "drag a branch: pull it · Ctrl+drag or middle-drag: orbit · wheel: zoom · " \
              "Shift+drag: pan"
+# What the status line says in each of the worker's states (a message may cover it a while).
+STATE_TEXT = {RUNNING: f"Running · {MOUSE_HELP}", PAUSED: f"Paused (Space plays) · {MOUSE_HELP}",
+              PREPARING: PREPARING_TEXT}
 MOUSE_HELP_FULL = ("Left-drag a branch to pull it with a spring; release and it swings back.\n"
                    "Orbit: left-drag the sky, Ctrl + left-drag or middle-drag anywhere.\n"
                    "Zoom: wheel or right-drag.  Pan: Shift + left-drag.  Home: frame the tree.")
@@ -94,6 +99,7 @@ class MainWindow(QMainWindow):
         self._fps_since = time.perf_counter()
         self._status_at = 0.0
         self._compiling_at = None
+        self._compiling_text = None  # the kernels' compile progress, while it lasts
         self._framed_preset = None
         self._modes_job: ModesJob | None = None
         self._modes_shown = None  # the key of the job whose modes the panel lists
@@ -112,11 +118,14 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self.controls.set_presets(list(shipped_presets()))
         self._show_preset(preset)
+        self._show_at_rest(preset)
         self.resize(1200, 760)
 
         self.worker = self._start_worker(preset)
-        self.canvas.set_message(PREPARING_TEXT)
-        self.statusBar().showMessage(PREPARING_TEXT)
+        # The view's message waits for the first frame: vispy renders each new glyph of a text
+        # on the CPU (~10 ms each, measured 2.5 s for a first message on a busy machine), and
+        # the tree at rest should be on screen first.
+        self._drawn_once = False
         self._wire()
         self.canvas.canvas.events.draw.connect(self._count_draw)
         self._plot_stale = False
@@ -160,14 +169,9 @@ class MainWindow(QMainWindow):
         self.modes_dock.hide()
 
     def _build_status_bar(self) -> None:
-        bar = self.statusBar()
-        # Shown whenever no message is (a status bar hides its normal widgets meanwhile).
-        self.mouse_help = QLabel(MOUSE_HELP)
-        self.mouse_help.setStyleSheet("color: #606060;")
-        self.mouse_help.setToolTip(MOUSE_HELP_FULL)
-        self.mouse_help.setMinimumWidth(0)
-        self.mouse_help.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        bar.addWidget(self.mouse_help, 1)
+        bar = StatusLine()
+        self.setStatusBar(bar)
+        bar.set_state(PREPARING_TEXT, MOUSE_HELP_FULL)
         self.time_label = QLabel()
         self.realtime_label = QLabel()
         self.fps_label = QLabel()
@@ -570,6 +574,18 @@ class MainWindow(QMainWindow):
         name = preset.data.get("name") or label
         self.setWindowTitle(f"treedyn — {name}" + (f" ({path})" if path is not None else ""))
 
+    def _show_at_rest(self, preset) -> None:
+        """Draw the preset's tree at rest and its wind at once, before the simulation exists
+        (the tree is built with plain numpy: on a first run the kernels are still compiling)."""
+        try:
+            tree = build_tree(preset.data, getattr(preset, "error", None))
+        except TreedynError:
+            return  # the worker reports it
+        self.canvas.set_tree(tree)
+        self._framed_preset = preset
+        wind = preset.data["wind"]
+        self.canvas.set_wind(float(wind["speed"]), float(wind["direction_deg"]))
+
     def _show_choices(self, integrator: str, model: str) -> None:
         """Integrator and model as the running simulation has them (the worker may have
         refused the preset's integrator); the preset's own until it runs."""
@@ -634,8 +650,8 @@ class MainWindow(QMainWindow):
         if self._compiling_at is not None and frame.state == RUNNING \
                 and frame.seq > self._compiling_at + 1:
             self._compiling_at = None  # kernels compiled mid-run (rk4 chosen): steps go on
+            self._compiling_text = None
             self.canvas.set_message(None)
-            self.statusBar().clearMessage()
         if frame.tree is not None and frame.generation != self._generation:
             self._generation = frame.generation
             self.grab_tool.cancel()
@@ -665,15 +681,16 @@ class MainWindow(QMainWindow):
         kind = event.kind
         if kind == "compiling":
             self._compiling_at = self.worker.latest.seq
-            self.canvas.set_message(PREPARING_TEXT)
-            self.statusBar().showMessage(PREPARING_TEXT)
+            self._compiling_text = event.message[:1].upper() + event.message[1:]
+            if self._drawn_once:
+                self.canvas.set_message(self._compiling_text)
+            self._show_state(self.worker.latest)
         elif kind == "ready":
-            self._compiling_at = None
+            self._compiling_at = self._compiling_text = None
             self.canvas.set_message(None)
-            self.statusBar().showMessage("Ready", 2000)
         elif kind == "loaded":
             self._preset = event.preset
-            self._compiling_at = None
+            self._compiling_at = self._compiling_text = None
             self._show_preset(event.preset)
             path = getattr(event.preset, "path", None)
             if path is not None and not _is_shipped(path):
@@ -694,7 +711,7 @@ class MainWindow(QMainWindow):
 
     def _show_failure(self, message: str) -> None:
         self.canvas.set_message("Simulation stopped — Reset (Ctrl+R) to start again")
-        self.statusBar().showMessage(message)
+        self.statusBar().showMessage(message, 10000)
         if self._failure_box is not None:
             self._failure_box.close()
         box = QMessageBox(QMessageBox.Icon.Warning, "Simulation stopped", message,
@@ -710,6 +727,13 @@ class MainWindow(QMainWindow):
 
     def _count_draw(self, event=None) -> None:
         self._draws += 1
+        if not self._drawn_once:
+            self._drawn_once = True
+            QTimer.singleShot(0, self._message_after_first_frame)
+
+    def _message_after_first_frame(self) -> None:
+        if self.worker.latest.state == PREPARING and not self.canvas.message:
+            self.canvas.set_message(self._compiling_text or PREPARING_TEXT)
 
     def _update_status(self, frame) -> None:
         now = time.perf_counter()
@@ -735,6 +759,20 @@ class MainWindow(QMainWindow):
         self.limbs_label.setText(f"{frame.tree.n:,} limbs" if frame.tree is not None else "")
         self.energy_label.setText(f"E = {format_energy(snapshot.kinetic + snapshot.potential)}"
                                   if snapshot is not None else "")
+        self._show_state(frame)
+
+    def _show_state(self, frame) -> None:
+        """The status line's text when no message covers it: what the app is doing."""
+        if self._compiling_text is not None and frame.state == PREPARING:
+            text = f"{self._compiling_text} — the sliders apply when it starts"
+        elif frame.state == FAILED:
+            what = "Diverged" if "diverged" in (frame.error or "") else "Stopped"
+            text = f"{what}: Reset (Ctrl+R) to start again"
+        elif self._animation is not None:
+            text = "Showing a mode (simulation paused)"
+        else:
+            text = STATE_TEXT.get(frame.state, "")
+        self.statusBar().set_state(text, MOUSE_HELP_FULL)
 
     # -- closing ----------------------------------------------------------------------------------
 

@@ -9,7 +9,11 @@ real-time examples, docs/design.md §9). They meet in three places, all thread-s
 - `latest`: an immutable `Frame` (a copy of positions and energies plus the
   settings in force), replaced by a single attribute assignment; the GUI reads
   it at its own rate.
-- `events()`: one-off news for the user (ready, loaded, diverged, refused).
+- `events()`: one-off news for the user (compiling, ready, loaded, diverged, refused).
+
+Before it builds a simulation, the worker has its kernels compiled in a child process
+(`treedyn_core.warm_up`, at once when they are cached) and announces the progress; commands
+queued meanwhile (the sliders) apply when the simulation starts, and closing ends the child.
 
 External loads (grabbing a branch) come as a provider, `set_external_load`,
 whose ``apply(simulation)`` the worker calls before every single step while it
@@ -51,6 +55,7 @@ BEHIND = 0.9  # "can't keep up" below this fraction of the requested time scale
 LIVE_INTEGRATORS = ("implicit", "rk4")
 
 PREPARING = "preparing"
+COMPILING_TEXT = "compiling physics kernels, first run only"
 RUNNING = "running"
 PAUSED = "paused"
 FAILED = "failed"
@@ -138,8 +143,8 @@ class Frame:
 
 @dataclass(frozen=True)
 class Event:
-    """News for the user. kind: compiling | ready | loaded | load_failed | failed | refused
-    (rk4 refused, implicit kept) | notice."""
+    """News for the user. kind: compiling (message: its progress) | ready | loaded | load_failed
+    | failed | refused (rk4 refused, implicit kept) | notice."""
 
     kind: str
     message: str = ""
@@ -293,6 +298,27 @@ class SimulationWorker(threading.Thread):
     def _compile_listener(self, message: str) -> None:
         self._news.put(Event("compiling", message))
 
+    def _compile_kernels(self, preset, model: str | None) -> bool:
+        """Have the kernels of `preset`'s simulation compiled in a child process (at once when
+        they are cached), announcing the progress; False when the worker was closed meanwhile."""
+        if self._factory is not None:
+            return True
+        from treedyn_core import warm_up
+
+        sim = preset.data["simulation"]
+        integrator = sim["integrator"] if sim["integrator"] in LIVE_INTEGRATORS else "implicit"
+
+        def progress(done: int, expected: int | None) -> None:
+            count = (f": {done} of {expected}" if expected and done <= expected
+                     else f": {done} done" if done else "…")
+            self._news.put(Event("compiling", f"{COMPILING_TEXT}{count}"))
+
+        try:
+            warm_up.compile_kernels(model or sim["model"], integrator, progress, self._halt)
+        except Exception:  # the simulation then compiles what it lacks itself
+            traceback.print_exc()
+        return not self._halt.is_set()
+
     def _loop(self) -> None:
         while not self._halt.is_set():
             self._apply_commands(block_for=0.0)
@@ -401,6 +427,8 @@ class SimulationWorker(threading.Thread):
         """Make and warm up a simulation of `preset`; keep the old one if that fails.
         Announces "ready" (first) or "loaded" unless `announce` is False."""
         try:
+            if not self._compile_kernels(preset, model):
+                return False
             sim = self._make_simulation(preset, **({"model": model} if model else {}))
             start = time.perf_counter()
             warm_up = getattr(sim, "warm_up", None)

@@ -30,7 +30,7 @@ from treedyn_core.preset import apply_overrides, load_preset
 from treedyn_core.simulation import MODELS, Simulation
 
 # The first window of a session may compile the kernels (docs/design.md §3: tens of seconds).
-READY_TIMEOUT_MS = 120_000
+READY_TIMEOUT_MS = 400_000  # a busy shared machine runs a cold compile several times slower
 # Every control change must reach the simulation within this (the 2 s); wind changes
 # ramp over 1 s of simulated time, which at real time is 1 s of it.
 CHANGE_TIMEOUT_MS = 2000
@@ -325,9 +325,12 @@ def test_preparing_message_until_the_simulation_is_ready(qtbot, settings):
     window = MainWindow(load_preset("sapling"), settings=settings)
     qtbot.addWidget(window)
     try:
-        assert window.canvas._message.text == PREPARING_TEXT
+        assert window.statusBar().text() == PREPARING_TEXT
         qtbot.waitUntil(lambda: window.worker.latest.state == RUNNING, timeout=READY_TIMEOUT_MS)
-        qtbot.waitUntil(lambda: window.canvas._message.text == "", timeout=2000)
+        qtbot.waitUntil(lambda: window.canvas.message == "", timeout=2000)
+        qtbot.waitUntil(lambda: window.statusBar().text().startswith("Running"), timeout=2000)
+        window.toggle_play()
+        qtbot.waitUntil(lambda: window.statusBar().text().startswith("Paused"), timeout=2000)
     finally:
         window.shutdown()
 

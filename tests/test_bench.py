@@ -22,7 +22,8 @@ def positive(value) -> bool:
         and math.isfinite(value) and value > 0
 
 
-def test_bench_performance_json_has_every_row():
+def test_bench_performance_json_has_every_row(monkeypatch):
+    monkeypatch.setattr(bench_performance, "cold_start", lambda: 20.0)  # its own test below
     buffer = io.StringIO()
     result = bench_performance.run(sizes=SIZES, as_json=True, out=buffer)
     printed = json.loads(buffer.getvalue())
@@ -34,6 +35,7 @@ def test_bench_performance_json_has_every_row():
         assert machine[library], library
     assert printed["dt"] == pytest.approx(1 / 120)
     assert positive(printed["time_to_first_step_seconds"])
+    assert printed["cold_start_seconds"] == 20.0
 
     rows = printed["rows"]
     # Each size × integrator, rk4 included at these sizes, in the order of the sizes.
@@ -87,6 +89,7 @@ def test_bench_performance_repeat_gives_medians_and_ranges(monkeypatch):
 
     monkeypatch.setattr(bench_performance, "measure", fake_measure)
     monkeypatch.setattr(bench_performance, "time_to_first_step", lambda: 1.0)
+    monkeypatch.setattr(bench_performance, "cold_start", lambda: 20.0)
     monkeypatch.setattr(bench_performance, "calibration_ms", lambda: 6.7)
     buffer = io.StringIO()
     result = bench_performance.run(sizes=(10,), repeat=3, out=buffer)
@@ -166,3 +169,4 @@ def test_bench_frames_refuses_without_a_usable_display(monkeypatch, environment,
     with pytest.raises(TreedynError, match=words) as caught:
         bench_frames._check_display()
     assert "\n" not in str(caught.value)
+

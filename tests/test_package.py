@@ -2,6 +2,7 @@
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -75,7 +76,8 @@ def test_installed_command_line_finds_shipped_preset(installed_wheel, tmp_path):
     workdir = tmp_path / "elsewhere"
     workdir.mkdir()
     # Pure-Python kernels: compiling a second copy of them here would only cost time.
-    env = {**os.environ, "PYTHONPATH": str(target), "NUMBA_DISABLE_JIT": "1"}
+    env = {**os.environ, "PYTHONPATH": str(target), "NUMBA_DISABLE_JIT": "1",
+           "TREEDYN_CACHE_DIR": str(tmp_path / "cache")}
     code = ("import sys, treedyn_core, treedyn_assets, treedyn_app\n"
             "print(treedyn_core.__file__); print(treedyn_assets.__file__); "
             "print(treedyn_app.__file__)\n"
@@ -101,3 +103,68 @@ def test_code_imports_the_installed_names_only():
                  for path in sorted((ROOT / folder).rglob("*.py"))
                  if folder_import.search(path.read_text(encoding="utf-8"))]
     assert not offenders
+
+
+def _files_under(folder: Path) -> set[Path]:
+    return {path.relative_to(folder) for path in folder.rglob("*") if path.is_file()}
+
+
+@pytest.mark.slow
+def test_installed_wheel_keeps_its_compiled_kernels_in_the_user_cache(installed_wheel, tmp_path):
+    """A run of the installed package from another folder compiles its kernels into
+    TREEDYN_CACHE_DIR and writes nothing under the installation (files pip does not own there
+    would outlive an uninstall, and a left-over package folder hides a later editable install)."""
+    _, target = installed_wheel
+    workdir, cache = tmp_path / "elsewhere", tmp_path / "cache"
+    workdir.mkdir()
+    installed = _files_under(target)
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("NUMBA_DISABLE_JIT", "NUMBA_CACHE_DIR")}
+    env.update(PYTHONPATH=str(target), TREEDYN_CACHE_DIR=str(cache), PYTHONDONTWRITEBYTECODE="1")
+    result = subprocess.run([sys.executable, "-m", "treedyn_core", "run", "two_limbs",
+                             "--duration", "0.1", "--out", "r.npz"], cwd=workdir, env=env,
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    (kernels,) = cache.glob("treedyn_core_*")
+    assert list(kernels.glob("*.nbi")) and list(kernels.glob("*.nbc"))
+    assert _files_under(target) == installed
+
+
+@pytest.mark.slow
+def test_readme_install_sequence_in_a_fresh_environment(tmp_path):
+    """The README's commands in order on a fresh machine: `pip install .`, a run (compiling the
+    kernels), `pip install -e .`, then a run from another folder: both runs succeed and the
+    second one runs the editable source."""
+    source, venv, home = tmp_path / "clone", tmp_path / "venv", tmp_path / "home"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
+        ".git", "__pycache__", "*.egg-info", "build", "tests", "docs", "scripts"))
+    # The dependencies come from the system's site-packages: the test stays offline and fast.
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip",
+                    str(venv)], check=True)
+    python = venv / "bin" / "python"
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("NUMBA_DISABLE_JIT", "NUMBA_CACHE_DIR", "TREEDYN_CACHE_DIR",
+                        "XDG_CACHE_HOME", "PYTHONPATH")}
+    env["HOME"] = str(home)  # the user's cache folder: ~/.cache/treedyn of a new user
+
+    def pip_install(*args):
+        subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install",
+                        "--no-deps", "-q", *args], check=True, capture_output=True, cwd=source)
+
+    def run(cwd: Path, *command) -> subprocess.CompletedProcess:
+        cwd.mkdir(exist_ok=True)
+        return subprocess.run([*command, "run", "two_limbs", "--duration", "0.1", "--out",
+                               "r.npz"], cwd=cwd, env=env, capture_output=True, text=True)
+
+    pip_install(".")
+    first = run(tmp_path / "first", str(venv / "bin" / "treedyn"))
+    assert first.returncode == 0, first.stderr
+    assert list((home / ".cache" / "treedyn").glob("treedyn_core_*/*.nbc"))
+    pip_install("-e", ".")
+    site = next((venv / "lib").glob("python*/site-packages"))
+    assert not (site / "treedyn_core").exists()  # nothing left behind by the uninstall
+    second = run(tmp_path / "second", str(python), "-m", "treedyn_core")
+    assert second.returncode == 0, second.stderr
+    where = subprocess.run([str(python), "-c", "import treedyn_core as t; print(t.__file__)"],
+                           cwd=tmp_path, env=env, capture_output=True, text=True, check=True)
+    assert Path(where.stdout.strip()).is_relative_to(source)

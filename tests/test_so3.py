@@ -176,3 +176,23 @@ def test_spring_error_rotation_matches_scipy(angle):
         assert abs(sin_phi - np.sin(angle)) <= 1e-14 and abs(cos_phi - np.cos(angle)) <= 1e-14
     out, phi, _, _ = error_rotation_vector(Rotation.from_rotvec(theta).as_matrix(), np.eye(3))
     np.testing.assert_allclose(out, theta, rtol=2e-15, atol=1e-8 if angle > 3 else 0)
+
+
+def test_whole_tree_conversions_match_the_one_rotation_kernels():
+    """exp_many, log_many and quats_from_matrices (plain numpy, for loading trees) against exp,
+    log and quat_from_matrix, one rotation at a time, at every hard angle and in every one of
+    Shepperd's four branches (rotations by about π about each axis pick the last three)."""
+    rng = np.random.default_rng(11)
+    axes = np.vstack([rng.normal(size=(60, 3)), np.eye(3).repeat(3, axis=0)])
+    angles = np.concatenate([np.resize(ANGLES + [np.pi], 60), np.tile([2.5, np.pi - 1e-4, np.pi], 3)])
+    branches = {int(np.argmax([np.trace(R), *np.diag(R)])) for R in so3.exp_many(
+        angles[:, None] * axes / np.linalg.norm(axes, axis=1)[:, None])}
+    assert branches == {0, 1, 2, 3}
+    thetas = angles[:, None] * axes / np.linalg.norm(axes, axis=1)[:, None]
+    R = so3.exp_many(thetas)
+    for theta, R_i in zip(thetas, R):
+        np.testing.assert_allclose(R_i, so3.exp(theta), rtol=0, atol=1e-15)
+    for R_i, theta in zip(R, so3.log_many(R)):
+        np.testing.assert_allclose(theta, so3.log(R_i), rtol=0, atol=1e-15)
+    for R_i, q in zip(R, so3.quats_from_matrices(R)):
+        np.testing.assert_allclose(q, so3.quat_from_matrix(R_i), rtol=0, atol=1e-15)

@@ -4,7 +4,8 @@ Generated trees of about 10 … 100,000 limbs (the `giant` preset's shape with m
 branching levels), each integrator with the wind on (turbulence 0.2), medians of the
 thread's CPU time over repetitions after warm-up; the split between wind + drag, joint forces and the recursion
 from timing the compiled stages separately; the real-time factor at dt = 1/120 s; and the
-time from process start to the first step with a warm kernel cache.
+time from process start to the first step with a warm kernel cache, and with an empty one (the
+cold start of a first run, every kernel compiled).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import os
 import platform
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -217,6 +219,18 @@ def time_to_first_step() -> float:
     return time.perf_counter() - start
 
 
+def cold_start() -> float:
+    """Seconds of `treedyn run two_limbs --duration 0.1` with an empty (temporary) kernel
+    cache: a first run's wall time, every kernel it uses compiled."""
+    with tempfile.TemporaryDirectory(prefix="treedyn-cold-") as folder:
+        env = {**os.environ, "TREEDYN_CACHE_DIR": folder}
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "treedyn_core", "run", "two_limbs", "--duration",
+                        "0.1", "--out", os.path.join(folder, "run.npz")], env=env,
+                       capture_output=True, check=True)
+        return time.perf_counter() - start
+
+
 def machine() -> dict:
     import numba
     import scipy
@@ -295,8 +309,10 @@ def run(sizes=SIZES, as_json: bool = False, out=sys.stdout, repeat: int = 1) -> 
         for row in rows:
             _print_row(row, out, ranged)
     first = time_to_first_step()
+    cold = cold_start()
     calibration = calibration_ms()
     result = {"machine": info, "dt": DT, "rows": rows, "time_to_first_step_seconds": first,
+              "cold_start_seconds": cold,
               "calibration_ms": calibration,
               "calibration_reference_ms": CALIBRATION_REFERENCE_MS}
     if as_json:
@@ -304,6 +320,8 @@ def run(sizes=SIZES, as_json: bool = False, out=sys.stdout, repeat: int = 1) -> 
     else:
         print(f"\nprocess start to first step (two_limbs, warm kernel cache): {first:.2f} s",
               file=out)
+        print(f"cold start (treedyn run two_limbs --duration 0.1, empty temporary kernel cache): "
+              f"{cold:.1f} s", file=out)
         print(f"calibration (math.cos field, 10,000 points × 64 modes): {calibration:.2f} "
               f"ms here, {CALIBRATION_REFERENCE_MS} ms on the reference machine "
               f"(this machine is {calibration / CALIBRATION_REFERENCE_MS:.2f}× slower now)",

@@ -12,8 +12,8 @@ nowhere here: numba returns an int from it, and the float → int → float roun
 trip makes the loop ~1.7× slower.
 
 numba's cache does not follow imports: a kernel that inlines these functions
-keeps its cached copy after this file changes, until its own file changes or
-its ``__pycache__`` entries are deleted.
+would keep its cached copy after this file changes; `kernel`'s stamp of every
+kernel source deletes the package's cached kernels then.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+
+from .kernel import njit
 
 TWO_PI = 2.0 * math.pi
 INV_TWO_PI = 1.0 / TWO_PI

@@ -12,6 +12,7 @@ import math
 import numpy as np
 from .kernel import kernel
 
+from . import mat3 as m3
 from . import so3
 from .articulated import forward_kinematics, subtree_gravity_moments
 from .errors import TreedynError
@@ -23,38 +24,56 @@ _TOLERANCE = 1e-15  # rad, relative to |θ| + 1e-300
 
 
 @kernel
+def _right_jacobian_t_times(theta, g):
+    """J_r(θ)ᵀ g for θ rad, g (3-tuples): with T = θ^×, J_r = 1 − a T + b T², so
+    J_rᵀ g = g + a θ × g + b θ × (θ × g) (the coefficients of `so3.right_jacobian`)."""
+    phi2 = m3.dot(theta, theta)
+    phi = math.sqrt(phi2)
+    if phi < 1e-4:  # so3's small-angle threshold: the series are exact to round-off there
+        a = 0.5 - phi2 / 24.0
+        b = 1.0 / 6.0 - phi2 / 120.0
+    else:
+        a = (1.0 - math.cos(phi)) / phi2
+        b = (phi - math.sin(phi)) / (phi2 * phi)
+    t_g = m3.cross(theta, g)
+    return m3.vadd(g, m3.vadd(m3.vscale(a, t_g), m3.vscale(b, m3.cross(theta, t_g))))
+
+
+@kernel
 def _solve_spring_rotations(G, K, theta, status):
     """theta (N, 3) with J_r(θ)⁻ᵀ K θ = G per joint; status[i] = 0 ok, 1 no stiffness, 2 no
-    convergence or |θ| beyond π/2 (a spring too soft to hold its subtree up)."""
-    n = G.shape[0]
-    K_inv = np.empty((3, 3))
-    for i in range(n):
+    convergence or |θ| beyond π/2 (a spring too soft to hold its subtree up).
+
+    In 3-tuples (`mat3`), K⁻¹ by cofactors: numpy's det, inv and @ inside a kernel cost ~6 s
+    of compiling on a first run."""
+    for i in range(G.shape[0]):
         status[i] = 0
-        g_norm = math.sqrt(G[i, 0] ** 2 + G[i, 1] ** 2 + G[i, 2] ** 2)
         for r in range(3):
             theta[i, r] = 0.0
-        if g_norm == 0.0:
+        g = m3.vload(G[i])
+        if m3.dot(g, g) == 0.0:
             continue
-        det = np.linalg.det(K[i])
+        k0, k1, k2, k3, k4, k5, k6, k7, k8 = m3.load(K[i])
+        adjugate = (k4 * k8 - k5 * k7, k2 * k7 - k1 * k8, k1 * k5 - k2 * k4,
+                    k5 * k6 - k3 * k8, k0 * k8 - k2 * k6, k2 * k3 - k0 * k5,
+                    k3 * k7 - k4 * k6, k1 * k6 - k0 * k7, k0 * k4 - k1 * k3)
+        det = k0 * adjugate[0] + k1 * adjugate[3] + k2 * adjugate[6]
         if det <= 0.0:
             status[i] = 1
             continue
-        K_inv[:, :] = np.linalg.inv(K[i])
+        K_inv = m3.scale(1.0 / det, adjugate)
+        t = (0.0, 0.0, 0.0)
         converged = False
         for _ in range(_MAX_ITERATIONS):
-            Jr = so3.right_jacobian(theta[i])
-            rhs = Jr.T @ G[i]
-            new = K_inv @ rhs
-            change = 0.0
-            size = 0.0
-            for r in range(3):
-                change += (new[r] - theta[i, r]) ** 2
-                size += new[r] ** 2
-                theta[i, r] = new[r]
-            if math.sqrt(change) <= _TOLERANCE * (math.sqrt(size) + 1e-300):
+            new = m3.matvec(K_inv, _right_jacobian_t_times(t, g))
+            change = m3.vsub(new, t)
+            t = new
+            if math.sqrt(m3.dot(change, change)) <= _TOLERANCE * (
+                    math.sqrt(m3.dot(t, t)) + 1e-300):
                 converged = True
                 break
-        if not converged or math.sqrt(size) > 0.5 * math.pi:
+        m3.vstore(t, theta[i])
+        if not converged or math.sqrt(m3.dot(t, t)) > 0.5 * math.pi:
             status[i] = 2
 
 

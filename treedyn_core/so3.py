@@ -227,32 +227,81 @@ def quat_from_matrix(R):
     return q
 
 
-@kernel
+# The three functions below convert whole trees at load (N up to ~10⁵): plain numpy, so that
+# building a tree and drawing its rest pose compile no kernel (the app shows the tree at once on
+# a first run), with the same formulas, branches and thresholds as the compiled one-rotation
+# functions above (the tests compare them).
+
 def exp_many(thetas):
-    """Rotation matrices (N, 3, 3) of N rotation vectors (N, 3) rad."""
-    n = thetas.shape[0]
-    out = np.empty((n, 3, 3))
-    for i in range(n):
-        out[i] = exp(thetas[i])
-    return out
+    """Rotation matrices (N, 3, 3) of N rotation vectors (N, 3) rad (`exp` of each)."""
+    thetas = np.asarray(thetas, dtype=np.float64).reshape(-1, 3)
+    phi2 = np.einsum("ni,ni->n", thetas, thetas)
+    phi = np.sqrt(phi2)
+    small = phi < _SMALL
+    safe = np.where(small, 1.0, phi)
+    a = np.where(small, 1.0 - phi2 / 6.0, np.sin(safe) / safe)
+    b = np.where(small, 0.5 - phi2 / 24.0, (1.0 - np.cos(safe)) / (safe * safe))
+    x, y, z = thetas[:, 0], thetas[:, 1], thetas[:, 2]
+    R = np.empty((thetas.shape[0], 3, 3))
+    R[:, 0, 0] = 1.0 - b * (y * y + z * z)
+    R[:, 1, 1] = 1.0 - b * (x * x + z * z)
+    R[:, 2, 2] = 1.0 - b * (x * x + y * y)
+    R[:, 0, 1] = -a * z + b * x * y
+    R[:, 1, 0] = a * z + b * x * y
+    R[:, 0, 2] = a * y + b * x * z
+    R[:, 2, 0] = -a * y + b * x * z
+    R[:, 1, 2] = -a * x + b * y * z
+    R[:, 2, 1] = a * x + b * y * z
+    return R
 
 
-@kernel
 def quats_from_matrices(Rs):
-    """Unit quaternions (N, 4) [w, x, y, z], w ≥ 0, of N rotation matrices (N, 3, 3)."""
-    out = np.empty((Rs.shape[0], 4))
-    for i in range(Rs.shape[0]):
-        out[i] = quat_from_matrix(Rs[i])
-    return out
+    """Unit quaternions (N, 4) [w, x, y, z], w ≥ 0, of N rotation matrices (N, 3, 3)
+    (`quat_from_matrix` of each: Shepperd's method)."""
+    Rs = np.asarray(Rs, dtype=np.float64).reshape(-1, 3, 3)
+    d0, d1, d2 = Rs[:, 0, 0], Rs[:, 1, 1], Rs[:, 2, 2]
+    tr = d0 + d1 + d2
+    # Shepperd's four cases in the kernel's order of tests: the largest of tr, d0, d1, d2.
+    case = np.where((tr >= d0) & (tr >= d1) & (tr >= d2), 0,
+                    np.where((d0 >= d1) & (d0 >= d2), 1, np.where(d1 >= d2, 2, 3)))
+    big = np.choose(case, (1.0 + tr, 1.0 + d0 - d1 - d2, 1.0 + d1 - d0 - d2,
+                           1.0 + d2 - d0 - d1))
+    s = 2.0 * np.sqrt(big)
+    skew = (Rs[:, 2, 1] - Rs[:, 1, 2], Rs[:, 0, 2] - Rs[:, 2, 0], Rs[:, 1, 0] - Rs[:, 0, 1])
+    sym = {(0, 1): Rs[:, 0, 1] + Rs[:, 1, 0], (0, 2): Rs[:, 0, 2] + Rs[:, 2, 0],
+           (1, 2): Rs[:, 1, 2] + Rs[:, 2, 1]}
+    quarter = 0.25 * s
+    q = np.empty((Rs.shape[0], 4))
+    q[:, 0] = np.choose(case, (quarter, skew[0] / s, skew[1] / s, skew[2] / s))
+    q[:, 1] = np.choose(case, (skew[0] / s, quarter, sym[0, 1] / s, sym[0, 2] / s))
+    q[:, 2] = np.choose(case, (skew[1] / s, sym[0, 1] / s, quarter, sym[1, 2] / s))
+    q[:, 3] = np.choose(case, (skew[2] / s, sym[0, 2] / s, sym[1, 2] / s, quarter))
+    q[q[:, 0] < 0.0] *= -1.0
+    return q
 
 
-@kernel
 def log_many(Rs):
-    """Rotation vectors (N, 3) rad of N rotation matrices (N, 3, 3)."""
-    n = Rs.shape[0]
-    out = np.empty((n, 3))
-    for i in range(n):
-        out[i] = log(Rs[i])
+    """Rotation vectors (N, 3) rad of N rotation matrices (N, 3, 3) (`log` of each)."""
+    Rs = np.asarray(Rs, dtype=np.float64).reshape(-1, 3, 3)
+    c = 0.5 * (Rs[:, 0, 0] + Rs[:, 1, 1] + Rs[:, 2, 2] - 1.0)
+    w = 0.5 * np.stack((Rs[:, 2, 1] - Rs[:, 1, 2], Rs[:, 0, 2] - Rs[:, 2, 0],
+                        Rs[:, 1, 0] - Rs[:, 0, 1]), axis=1)
+    s = np.sqrt(np.einsum("ni,ni->n", w, w))
+    phi = np.arctan2(s, c)
+    small = phi < _SMALL
+    f = np.where(small, 1.0 + phi * phi / 6.0, phi / np.where(small | (s == 0.0), 1.0, s))
+    out = f[:, None] * w
+    near = np.flatnonzero(phi >= _NEAR_PI)
+    if near.size:
+        # (R + Rᵀ)/2 − cos φ·1 = (1 − cos φ) a aᵀ: take the axis from its largest column.
+        R, cn = Rs[near], c[near]
+        k = np.argmax(np.diagonal(R, axis1=1, axis2=2) - cn[:, None], axis=1)
+        rows = np.arange(near.size)
+        axis = 0.5 * (R[rows, :, k] + R[rows, k, :])
+        axis[rows, k] -= cn
+        norm = np.linalg.norm(axis, axis=1)
+        sign = np.where(np.einsum("ni,ni->n", axis, w[near]) >= 0.0, 1.0, -1.0)
+        out[near] = axis * (sign * phi[near] / norm)[:, None]
     return out
 
 

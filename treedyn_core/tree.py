@@ -250,8 +250,9 @@ def _tree_from_limbs(limbs: list[dict], material: dict, root_position: np.ndarra
     rest_C_rel = so3.exp_many(np.radians([limb["rest_rotation_deg"] for limb in ordered]))
     spring_given = np.array([limb["spring_rest_rotation_deg"] is not None for limb in ordered])
     spring_C_rel = rest_C_rel.copy()
-    for i in np.flatnonzero(spring_given):
-        spring_C_rel[i] = so3.exp(np.radians(_vec(ordered[i]["spring_rest_rotation_deg"])))
+    given = np.flatnonzero(spring_given)
+    spring_C_rel[given] = so3.exp_many(np.radians(
+        [_vec(ordered[i]["spring_rest_rotation_deg"]) for i in given]))
 
     rest_C_IF, rest_base = _rest_pose(parent, level_start, rest_C_rel, base_offset)
     rest_tip = rest_base + length[:, None] * np.einsum("nij,nj->ni", rest_C_IF, u)

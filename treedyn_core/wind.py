@@ -33,10 +33,9 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from numba import njit
 
 from .errors import TreedynError
-from .kernel import kernel
+from .kernel import kernel, njit
 from .fastmath import INV_TWO_PI, TWO_PI, cos_turns, fast_pow
 from .schema import WIND
 

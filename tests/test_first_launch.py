@@ -1,0 +1,88 @@
+"""The app's first launch with an empty kernel cache: the tree is on screen at rest before any
+kernel is compiled, the compile's progress is shown, closing meanwhile is prompt and leaves a
+cache the next start uses, and the simulation starts by itself once the kernels are ready."""
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PyQt6.QtCore import QSettings
+
+from treedyn_app.main_window import MainWindow
+from treedyn_app.worker import COMPILING_TEXT, PREPARING, RUNNING
+from treedyn_core.preset import load_preset
+
+# Compiling every kernel from nothing: ~25 s of CPU time, several times that on a busy machine.
+COMPILE_TIMEOUT_MS = 400_000
+FIRST_FRAME_S = 2.0  # the issue's "tree on screen within 2 s"
+CLOSE_S = 2.0  # closing during compilation returns within this
+
+
+def tree_pixels(image: np.ndarray) -> tuple[int, int]:
+    """Counts of bark-brown and leaf-green pixels of an RGBA image."""
+    rgb = image[..., :3].astype(int)
+    r, g, b = rgb[..., 0], rgb[..., 1], rgb[..., 2]
+    return (int(((r > g + 15) & (g > b + 15) & (r < 200)).sum()),
+            int(((g > r + 20) & (g > b + 40)).sum()))
+
+
+def _warm_up_children(cache: Path) -> list[int]:
+    """Process ids of warm-up children compiling into `cache`."""
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if (b"treedyn_core.warm_up" in (proc / "cmdline").read_bytes()
+                    and str(cache).encode() in (proc / "environ").read_bytes()):
+                found.append(int(proc.name))
+        except OSError:
+            continue
+    return found
+
+
+def _open(qtbot, tmp_path):
+    window = MainWindow(load_preset("young_oak"),
+                        settings=QSettings(str(tmp_path / "t.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(window)
+    window.resize(1100, 720)
+    window.show()
+    return window
+
+
+@pytest.mark.slow
+def test_first_launch_with_an_empty_cache(qtbot, tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("TREEDYN_CACHE_DIR", str(cache))
+
+    # A first start, closed while the kernels compile.
+    started = time.perf_counter()
+    window = _open(qtbot, tmp_path)
+    qtbot.wait(max(0, int(1000 * (FIRST_FRAME_S - (time.perf_counter() - started)))))
+    brown, green = tree_pixels(window.canvas.render())
+    assert window.worker.latest.state == PREPARING  # no simulation yet: the rest pose
+    assert brown > 300 and green > 3000
+    qtbot.waitUntil(lambda: window.statusBar().text().lower().startswith(COMPILING_TEXT),
+                    timeout=10_000)
+    qtbot.waitUntil(lambda: any(cache.glob("*/*.nbc")), timeout=COMPILE_TIMEOUT_MS)
+    assert window.worker.latest.state == PREPARING
+    closing = time.perf_counter()
+    window.close()
+    assert time.perf_counter() - closing < CLOSE_S
+    assert not window.worker.is_alive()
+    assert not _warm_up_children(cache)
+
+    # The next start draws the tree at once again, compiles what is missing (the files the
+    # killed child wrote are used, not tripped over) and starts the simulation by itself.
+    window = _open(qtbot, tmp_path)
+    try:
+        qtbot.waitUntil(lambda: "of" in window.canvas.message or "done" in window.canvas.message,
+                        timeout=10_000)
+        brown, green = tree_pixels(window.canvas.render())
+        assert brown > 300 and green > 3000
+        qtbot.waitUntil(lambda: window.worker.latest.state == RUNNING,
+                        timeout=COMPILE_TIMEOUT_MS)
+        qtbot.waitUntil(lambda: window.worker.simulation.time > 0.5, timeout=30_000)
+        assert window.canvas.message == ""
+        assert window.statusBar().text().startswith("Running")
+    finally:
+        window.shutdown()

@@ -1,0 +1,155 @@
+"""Compile a simulation's kernels in a child process, with progress, before the simulation starts.
+
+The app calls `compile_kernels` from its worker thread: the compiling happens in another
+process (`python -m treedyn_core.warm_up MODEL INTEGRATOR`), so the window stays fluid (numba's
+compiler is Python code holding the GIL), closing the window ends it at once, and its progress
+comes line by line. The child reaches the kernels through the public `Simulation` API (a tiny
+tree built, stepped once, read), so it compiles exactly what a simulation of that model and
+integrator uses, into the same cache (`kernel.cache_folder`); afterwards the app's own
+`Simulation` loads them (well under a second). numba writes each cache file to a temporary
+name and renames it, so a child killed midway leaves no file that breaks the next start.
+
+A stamp per (model, integrator) in the package's cache folder records a complete warm-up (with
+the sources' digest and the numba and Python versions) and the number of kernels it compiled,
+which is the "of N" of the next first run (after an upgrade or an edit).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Callable
+
+from . import kernel
+
+DONE = "compiled"  # the child's progress line: "compiled <module.function>"
+POLL = 0.05  # s between looks at the child (and at the stop flag)
+
+
+def _stamp(model: str, integrator: str) -> Path:
+    return kernel.package_cache_folder() / f"warm-{model}-{integrator}"
+
+
+def _count_file(model: str, integrator: str) -> Path:
+    return kernel.package_cache_folder() / f"kernels-{model}-{integrator}.count"
+
+
+def _fingerprint() -> str:
+    import numba
+
+    return (f"{kernel.sources_digest()} numba {numba.__version__} "
+            f"python {sys.version_info[0]}.{sys.version_info[1]}")
+
+
+def is_warm(model: str, integrator: str) -> bool:
+    """The cache holds every kernel a (model, integrator) simulation uses, for these sources."""
+    if not kernel.CACHING:
+        return False
+    try:
+        return _stamp(model, integrator).read_text() == _fingerprint()
+    except OSError:
+        return False
+
+
+def expected_count(model: str, integrator: str) -> int | None:
+    """How many kernels the last complete warm-up of (model, integrator) compiled, if known."""
+    try:
+        return int(_count_file(model, integrator).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _write(path: Path, text: str) -> None:
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    temporary.write_text(text)
+    os.replace(temporary, path)
+
+
+def compile_kernels(model: str, integrator: str,
+                    progress: Callable[[int, int | None], None] | None = None,
+                    stop: threading.Event | None = None) -> bool:
+    """Compile (or find compiled) the kernels of a (model, integrator) simulation in a child
+    process. `progress(done, expected)` is called after each compiled kernel (expected None
+    when not known yet). Returns True when the cache is complete, False when `stop` was set
+    (the child is ended) or the child failed (the simulation then compiles what it lacks
+    itself)."""
+    if is_warm(model, integrator) or not kernel.CACHING:
+        return kernel.CACHING
+    expected = expected_count(model, integrator)
+    if progress is not None:
+        progress(0, expected)
+    env = dict(os.environ)
+    # The child must import this very package (its cache subfolder is named after its path).
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(kernel.PACKAGE.parent)] + [p for p in [env.get("PYTHONPATH")] if p])
+    child = subprocess.Popen([sys.executable, "-m", "treedyn_core.warm_up", model, integrator],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    done = [0]
+
+    def read_progress() -> None:
+        for line in child.stdout:
+            if line.startswith(DONE):
+                done[0] += 1
+                if progress is not None:
+                    progress(done[0], expected)
+
+    reader = threading.Thread(target=read_progress, name="treedyn-warm-up-progress",
+                              daemon=True)
+    reader.start()
+    while child.poll() is None:
+        if stop is not None and stop.wait(POLL):
+            child.kill()
+            child.wait()
+            return False
+        if stop is None:
+            time.sleep(POLL)
+    reader.join(1.0)
+    if child.returncode != 0:
+        error = child.stderr.read().strip().splitlines()
+        print(f"treedyn: compiling the kernels in a child process failed "
+              f"({error[-1] if error else f'exit status {child.returncode}'}); compiling here",
+              file=sys.stderr)
+        return False
+    return True
+
+
+def _warm(model: str, integrator: str) -> None:
+    """The child's work: a tiny simulation of (model, integrator) built, stepped once and read
+    the way `treedyn run` and the app read it, each compiled kernel announced on stdout."""
+    from numba.core import event
+
+    from .preset import load_preset
+    from .simulation import Simulation
+
+    compiled = []
+
+    class Announce(event.Listener):
+        def on_start(self, e) -> None:
+            pass
+
+        def on_end(self, e) -> None:
+            name = e.data["dispatcher"].py_func
+            if name.__module__.startswith(__package__):
+                compiled.append(name)
+                print(f"{DONE} {name.__module__}.{name.__qualname__}", flush=True)
+
+    event.register("numba:compile", Announce())
+    # two_limbs: prestressed, with an initial rotation and drag coefficients, so every branch
+    # of building, stepping and reading a simulation is typed; a tree's size changes no type.
+    data = load_preset("two_limbs").data
+    data["wind"]["speed"] = 5.0
+    sim = Simulation.from_data(data, model=model, integrator=integrator)
+    sim.step(1)
+    sim.snapshot()
+    sim.root_moment()
+    sim.aerodynamic_forces()
+    _write(_count_file(model, integrator), str(len(compiled)))
+    _write(_stamp(model, integrator), _fingerprint())
+
+
+if __name__ == "__main__":
+    _warm(*sys.argv[1:3])
