@@ -34,6 +34,9 @@ from .schema import FORMAT_VERSION, Field
 
 HEADER = f"# treedyn preset, format version {FORMAT_VERSION}\n"
 
+# Vectors that are normalised (a limb's direction) must be at least this long.
+MIN_VECTOR_LENGTH = 1e-100
+
 # An inertia whose largest principal moment exceeds the sum of the other two
 # by more than round-off is not a rigid body's.
 TRIANGLE_RTOL = 1e-12
@@ -469,6 +472,9 @@ def _vec3(value: Any, spec: Field, path: str, where: _Where) -> list[float]:
     _check_range(vector, value, spec, path, where)
     if spec.nonzero and not any(vector):
         where.fail(path, f"must not be the zero vector, got {_show(value)}")
+    if spec.nonzero and math.hypot(*vector) < MIN_VECTOR_LENGTH:
+        # Normalising a shorter vector loses it to underflow (its squares vanish).
+        where.fail(path, f"must be at least {MIN_VECTOR_LENGTH:g} long, got {_show(value)}")
     return vector
 
 
