@@ -217,6 +217,21 @@ def test_ctrl_c_stops_a_tiny_step_run_within_a_second(tmp_path):
     assert err == "treedyn: interrupted"
 
 
+@pytest.mark.slow
+def test_ctrl_c_stops_a_first_run_while_it_compiles(tmp_path):
+    """Row 13: with an empty kernel cache the first seconds are numba compiling."""
+    work = tmp_path / "work"
+    work.mkdir()
+    process = start(["run", "two_limbs", "--duration", "1"], work,
+                    env=dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache")))
+    process.before = set()
+    _wait_until_running(process, 6.0)
+    process.send_signal(signal.SIGINT)
+    sent = time.monotonic()
+    assert check_contract(process, work, EXIT_INTERRUPTED, seconds=10) == "treedyn: interrupted"
+    assert time.monotonic() - sent < SIGNAL_SECONDS
+
+
 @pytest.mark.parametrize("command", [
     ["run", "young_oak", "--duration", "300", "--every", "4", "--out", "g.npz"],
     ["expand", "giant", "g.yaml"]])
@@ -324,3 +339,22 @@ def test_expand_names_the_preset_for_an_initial_state_error(tmp_path):
 def test_missing_file_still_says_so(tmp_path):
     """Row 18's symlink fix must not change the message for a missing file."""
     assert "no such file" in treedyn(["run", Path("nope.yaml"), "--duration", "1"], tmp_path)
+
+
+class _Interrupting:
+    """An array whose conversion raises, as a signal would in the middle of a write."""
+
+    def __array__(self, *args, **kwargs):
+        raise KeyboardInterrupt
+
+
+def test_write_interrupted_midway_leaves_no_temporary_file(tmp_path):
+    """Row 14, deterministically: the temporary file of a write in progress is removed on a
+    signal's exception, and no target is made."""
+    import numpy as np
+
+    from treedyn_core.run import write_npz
+
+    with pytest.raises(KeyboardInterrupt):
+        write_npz({"t": np.zeros(1000), "later": _Interrupting()}, tmp_path / "x.npz")
+    assert os.listdir(tmp_path) == []
