@@ -268,14 +268,33 @@ class _Terminated(BaseException):
     """SIGTERM, raised in the main thread so that writes in progress clean up."""
 
 
+_stopped_by: list[int] = []  # the exit status of a signal received, once one was
+
+
 def _on_sigterm(signum, frame):
+    _stopped_by.append(EXIT_TERMINATED)
     raise _Terminated()
+
+
+def _on_sigint(signum, frame):
+    _stopped_by.append(EXIT_INTERRUPTED)
+    raise KeyboardInterrupt
+
+
+def _quiet_after_signal(unraisable) -> None:
+    """sys.unraisablehook: a signal's exception raised inside a callback from C (numba's
+    compiler) is expected; anything else is reported as usual."""
+    if not _stopped_by:
+        sys.__unraisablehook__(unraisable)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `treedyn` console command; returns the exit status."""
     main_thread = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _on_sigterm) if main_thread else None
+    if main_thread:
+        previous = (signal.signal(signal.SIGTERM, _on_sigterm),
+                    signal.signal(signal.SIGINT, _on_sigint), sys.unraisablehook)
+        sys.unraisablehook = _quiet_after_signal
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             # Overflow in a derived quantity is refused by the schema or the divergence check,
@@ -284,7 +303,9 @@ def main(argv: list[str] | None = None) -> int:
             status = _main(argv)
     finally:
         if main_thread:
-            signal.signal(signal.SIGTERM, previous)
+            signal.signal(signal.SIGTERM, previous[0])
+            signal.signal(signal.SIGINT, previous[1])
+            sys.unraisablehook = previous[2]
     if argv is None and status in (EXIT_INTERRUPTED, EXIT_TERMINATED):
         # Asked to stop: the interpreter's teardown with numba and scipy loaded takes ~1.2 s
         # (measured); nothing is left to clean up (temporary files are already removed).
@@ -322,6 +343,13 @@ def _main(argv: list[str] | None) -> int:
     except MemoryError:
         print("treedyn: error: out of memory", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except Exception:
+        if not _stopped_by:
+            raise
+        # A signal's exception raised inside numba's compiler surfaces as another error.
+        print("treedyn: " + ("terminated" if _stopped_by[0] == EXIT_TERMINATED
+                             else "interrupted"), file=sys.stderr)
+        return _stopped_by[0]
 
 
 if __name__ == "__main__":
