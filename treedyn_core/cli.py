@@ -169,11 +169,12 @@ def _cmd_run(args) -> int:
     from .run import simulate, write_npz
     from .simulation import Simulation
 
+    from .preset import apply_overrides
     from .run import check_writable
 
-    # --dt is the preset's simulation.dt given on the command line: the schema checks it.
-    dt = [] if args.dt is None else [f"simulation.dt={args.dt!r}"]
-    preset = _load(args.preset, args.overrides + dt)
+    preset = _load(args.preset, args.overrides)
+    if args.dt is not None:  # the preset's simulation.dt, given on the command line
+        preset.data = apply_overrides(preset.data, [f"simulation.dt={args.dt!r}"], "--dt")
     out = Path(args.out) if args.out is not None else Path(f"{Path(args.preset).stem}.npz")
     if out.suffix != ".npz" or not out.stem:
         raise TreedynError(f"--out must name a .npz file, got '{args.out}'")
