@@ -42,6 +42,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from treedyn_core.divergence import DivergenceGuard
 from treedyn_core.errors import SimulationDiverged, TreedynError
 
 from treedyn_core.stability import fastest_rate, rk4_substeps
@@ -361,6 +362,7 @@ class SimulationWorker(threading.Thread):
             if item is None:
                 return
             name, args = item
+            self._guard = None  # the loads may change: new bounds from the next step on
             try:
                 getattr(self, f"_do_{name}")(*args)
             except TreedynError as exc:
@@ -376,11 +378,18 @@ class SimulationWorker(threading.Thread):
         start = time.perf_counter()
         try:
             if self._external_load is None:
+                if getattr(self, "_guard", None) is None:
+                    self._guard = DivergenceGuard(self._sim)
                 self._sim.step(n)
             else:
-                for _ in range(n):
-                    self._external_load.apply(self._sim)
+                # A pull changes its force with the cursor: bounds from the force in force.
+                self._external_load.apply(self._sim)
+                self._guard = DivergenceGuard(self._sim)
+                for k in range(n):
+                    if k:
+                        self._external_load.apply(self._sim)
                     self._sim.step(1)
+            self._guard.check()
         except SimulationDiverged as exc:
             self._fail(str(exc))
             return False

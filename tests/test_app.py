@@ -473,6 +473,17 @@ def test_divergence_is_reported_and_reset_recovers(qtbot, open_window):
     assert np.isfinite(window.worker.latest.snapshot.tip).all()
 
 
+def test_finite_runaway_is_caught_by_the_physical_bounds(qtbot, open_window):
+    """An unstable step that stays finite (young_oak in a 60 m/s storm at dt 0.1 s) stops with
+    the divergence dialog, naming the bound it broke, instead of animating nonsense."""
+    window = open_window(with_overrides("young_oak", "wind.speed=60",
+                                        "wind.turbulence_intensity=1.0", "simulation.dt=0.1"))
+    qtbot.waitUntil(lambda: window._failure_box is not None, timeout=READY_TIMEOUT_MS)
+    text = window._failure_box.text()
+    assert "diverged" in text and ("rad/s its loads allow" in text or "can supply" in text)
+    assert np.isfinite(window.worker.latest.snapshot.tip).all()
+
+
 def test_huge_dt_diverges_and_resets(qtbot, open_window):
     window = open_window(load_preset("sapling"))
     window.worker.set_dt(1e200)

@@ -6,21 +6,34 @@
     treedyn expand PRESET OUT.yaml        a preset as an explicit limb list
     treedyn bench [performance|accuracy|frames] [--json] [--sizes N,...] [--repeat K]
 
-Bad input gives one line on stderr and exit status 2, never a traceback.
+Bad input gives one line on stderr and exit status 2, never a traceback; a run that
+diverged (its state left the physical bounds of `divergence`), one line and exit status 3;
+Ctrl-C 130, SIGTERM 143 (the temporary file of a write in progress removed).
 Only the app subcommand imports Qt; everything else stays headless.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
+import threading
+import warnings
 from pathlib import Path
 
+import numpy as np
+
 from . import __version__
-from .errors import TreedynError
+from .errors import SimulationDiverged, TreedynError
 from .schema import GENERATOR
 
 EXIT_BAD_INPUT = 2
+EXIT_DIVERGED = 3
+EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
+MAX_DURATION = 1e9  # s, about 32 years of simulated time
+MIN_RTOL = 100 * np.finfo(float).eps  # scipy's dop853 raises smaller tolerances to this
 COMMANDS = ("run", "modes", "expand", "bench")
 
 
@@ -41,6 +54,13 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _duration(text: str) -> float:
+    value = _positive_float(text)
+    if value > MAX_DURATION:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_DURATION:g} s, got '{text}'")
+    return value
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -48,6 +68,14 @@ def _positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number, got '{text}'") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be ≥ 1, got '{text}'")
+    return value
+
+
+def _tolerance(text: str) -> float:
+    value = _positive_float(text)
+    if value < MIN_RTOL:
+        raise argparse.ArgumentTypeError(f"must be ≥ {MIN_RTOL:g} (100 × the float's "
+                                         f"round-off, dop853's floor), got '{text}'")
     return value
 
 
@@ -79,13 +107,13 @@ def _parsers() -> dict[str, argparse.ArgumentParser]:
     run = _Parser(prog="treedyn run", description="Simulate a preset headless and write the "
                   "trajectory to an NPZ file (limbs in preset order).")
     run.add_argument("preset", help="preset file or shipped preset name")
-    run.add_argument("--duration", type=_positive_float, required=True, metavar="S",
+    run.add_argument("--duration", type=_duration, required=True, metavar="S",
                      help="simulated time, s")
     run.add_argument("--dt", type=_positive_float, metavar="H",
                      help="time step, s (default: the preset's simulation.dt)")
     run.add_argument("--integrator", choices=("implicit", "rk4", "dop853"))
     run.add_argument("--model", choices=("articulated", "seed"))
-    run.add_argument("--rtol", type=_positive_float, metavar="R",
+    run.add_argument("--rtol", type=_tolerance, metavar="R",
                      help="dop853 relative tolerance (default 1e-10)")
     run.add_argument("--atol", type=_positive_float, metavar="A",
                      help="dop853 absolute tolerance (default 1e-10)")
@@ -141,15 +169,21 @@ def _cmd_run(args) -> int:
     from .run import simulate, write_npz
     from .simulation import Simulation
 
+    from .preset import apply_overrides
+    from .run import check_writable
+
     preset = _load(args.preset, args.overrides)
-    out = Path(args.out) if args.out else Path(f"{Path(args.preset).stem}.npz")
-    if out.suffix != ".npz":
-        raise TreedynError(f"--out must name a .npz file, got '{out}'")
-    sim = Simulation(preset, integrator=args.integrator, model=args.model, dt=args.dt,
+    if args.dt is not None:  # the preset's simulation.dt, given on the command line
+        preset.data = apply_overrides(preset.data, [f"simulation.dt={args.dt!r}"], "--dt")
+    out = Path(args.out) if args.out is not None else Path(f"{Path(args.preset).stem}.npz")
+    if out.suffix != ".npz" or not out.stem:
+        raise TreedynError(f"--out must name a .npz file, got '{args.out}'")
+    check_writable(out)
+    sim = Simulation(preset, integrator=args.integrator, model=args.model,
                      rtol=args.rtol, atol=args.atol)
     result = simulate(sim, args.duration, args.every, progress=True, probe=args.probe)
     write_npz(result.arrays, out)
-    print(f"{result.summary()}; wrote {out}")
+    _say(f"{result.summary()}; wrote {out}", deliverable=False)
     return 0
 
 
@@ -163,14 +197,14 @@ def _cmd_expand(args) -> int:
         raise TreedynError(f"expand: the output must be a .yaml file, got '{out}'")
     data = expand_preset(preset)
     save_preset(data, out)
-    print(f"wrote {out}: {len(data['tree']['limbs'])} explicit limbs")
+    _say(f"wrote {out}: {len(data['tree']['limbs'])} explicit limbs", deliverable=False)
     return 0
 
 
 def _cmd_modes(args) -> int:
     from .modes import modes_command_output
 
-    print(modes_command_output(_load(args.preset), args.count, args.json))
+    _say(modes_command_output(_load(args.preset), args.count, args.json), deliverable=True)
     return 0
 
 
@@ -199,8 +233,90 @@ def _cmd_app(args) -> int:
     return run_app(args.preset)
 
 
+class _OutputLost(Exception):
+    """Standard output could not be written (a full device, an I/O error)."""
+
+
+def _say(text: str, deliverable: bool) -> None:
+    """Print `text` on stdout. A reader that closed the pipe (`| head`) ends the command
+    quietly; a stdout that cannot be written is one line on stderr, and a failure
+    (exit 1) only when the text was the command's result (`deliverable`), not the summary of
+    a file already written."""
+    try:
+        print(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _silence_stdout()
+    except OSError as error:
+        _silence_stdout()
+        if deliverable:
+            raise _OutputLost(error.strerror or str(error)) from None
+        print(f"treedyn: warning: cannot write to standard output: "
+              f"{error.strerror or error}", file=sys.stderr)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so that the interpreter's final flush cannot fail again."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError):
+        pass
+
+
+class _Terminated(BaseException):
+    """SIGTERM, raised in the main thread so that writes in progress clean up."""
+
+
+_stopped_by: list[int] = []  # the exit status of a signal received, once one was
+
+
+def _on_sigterm(signum, frame):
+    _stopped_by.append(EXIT_TERMINATED)
+    raise _Terminated()
+
+
+def _on_sigint(signum, frame):
+    _stopped_by.append(EXIT_INTERRUPTED)
+    raise KeyboardInterrupt
+
+
+def _quiet_after_signal(unraisable) -> None:
+    """sys.unraisablehook: a signal's exception raised inside a callback from C (numba's
+    compiler) is expected; anything else is reported as usual."""
+    if not _stopped_by:
+        sys.__unraisablehook__(unraisable)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `treedyn` console command; returns the exit status."""
+    main_thread = threading.current_thread() is threading.main_thread()
+    if main_thread:
+        previous = (signal.signal(signal.SIGTERM, _on_sigterm),
+                    signal.signal(signal.SIGINT, _on_sigint), sys.unraisablehook)
+        sys.unraisablehook = _quiet_after_signal
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            # Overflow in a derived quantity is refused by the schema or the divergence check,
+            # in words; numpy's own warnings would only add lines to the terminal.
+            warnings.simplefilter("ignore", RuntimeWarning)
+            status = _main(argv)
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous[0])
+            signal.signal(signal.SIGINT, previous[1])
+            sys.unraisablehook = previous[2]
+    if argv is None and status in (EXIT_INTERRUPTED, EXIT_TERMINATED):
+        # Asked to stop: the interpreter's teardown with numba and scipy loaded takes ~1.2 s
+        # (measured); nothing is left to clean up (temporary files are already removed).
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+    return status
+
+
+def _main(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parsers = _parsers()
     command = argv[0] if argv and argv[0] in COMMANDS else "app"
@@ -210,12 +326,31 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = parsers[command].parse_args(rest)
         return handlers[command](args)
+    except SimulationDiverged as error:
+        print(f"treedyn: error: {error}", file=sys.stderr)
+        return EXIT_DIVERGED
     except TreedynError as error:
         print(f"treedyn: error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except _OutputLost as error:
+        print(f"treedyn: error: cannot write to standard output: {error}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("treedyn: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
+    except _Terminated:
+        print("treedyn: terminated", file=sys.stderr)
+        return EXIT_TERMINATED
+    except MemoryError:
+        print("treedyn: error: out of memory", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except Exception:
+        if not _stopped_by:
+            raise
+        # A signal's exception raised inside numba's compiler surfaces as another error.
+        print("treedyn: " + ("terminated" if _stopped_by[0] == EXIT_TERMINATED
+                             else "interrupted"), file=sys.stderr)
+        return _stopped_by[0]
 
 
 if __name__ == "__main__":

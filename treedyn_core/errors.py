@@ -1,4 +1,5 @@
-"""Errors a user can cause. The command line prints them as one line and exits 2."""
+"""Errors a user can cause. The command line prints them as one line and exits 2 (3 for a
+diverged simulation)."""
 
 
 class TreedynError(Exception):
@@ -10,4 +11,5 @@ class PresetError(TreedynError):
 
 
 class SimulationDiverged(TreedynError):
-    """The state became non-finite; the message names the limb and the simulated time."""
+    """The state became non-finite or left the physical bounds of `divergence`; the message
+    names the limb, the simulated time and the likely cause."""

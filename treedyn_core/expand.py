@@ -26,6 +26,10 @@ def expand_preset(preset) -> dict:
     the spring rest rotations of the prestressed rest pose baked in, if prestress is on."""
     data = preset.data
     tree = build_tree(data, preset.error)
+    for k, entry in enumerate(data.get("initial_state") or []):
+        # Checked here, against the preset, or saving would name the output file instead.
+        if entry["limb"] not in tree.index_of:
+            raise preset.error(f"initial_state[{k}].limb", f"no limb named '{entry['limb']}'")
     prestressed = data["simulation"]["prestress"] and not tree.spring_given.any()
     solve = (seed_prestressed_spring_rotations if data["simulation"]["model"] == "seed"
              else prestressed_spring_rotations)

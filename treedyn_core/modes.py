@@ -48,6 +48,7 @@ import scipy.sparse.linalg
 
 from .errors import TreedynError
 from .linearise import Configuration, LinearModel, linearise
+from .resources import check_memory
 
 # Dense eigen-solvers up to this many degrees of freedom (eigh of 900² takes ~0.2 s).
 DENSE_DOF_LIMIT = 900
@@ -143,6 +144,9 @@ def modes(sim_or_preset, count: int = 10) -> ModeResult:
     sim = _as_simulation(sim_or_preset)
     if count < 1:
         raise TreedynError(f"the number of modes must be ≥ 1, got {count}")
+    check_memory(solver_memory(sim.tree), f"the modes of a tree of {sim.tree.n:,} limbs "
+                 f"(depth {int(sim.tree.depth.max())})", "use a tree with fewer limbs or a "
+                 "shorter longest chain")
     model = linearise(sim)
     n_dof = model.M.n_dof
     count = min(int(count), n_dof)
@@ -175,6 +179,23 @@ def modes(sim_or_preset, count: int = 10) -> ModeResult:
 
 
 # -- the undamped eigenproblem ---------------------------------------------------------------------
+
+# Block-tree matrices held at once while the modes are computed: M, K, C, K − σM and its
+# factor, and one spare for temporaries.
+_BLOCK_MATRICES = 6
+
+
+def solver_memory(tree) -> float:
+    """Bytes the eigen-solver of a tree needs: the dense (3N)² matrices (a few of them) below
+    `DENSE_DOF_LIMIT` degrees of freedom, else the block-tree matrices of `linearise`, one
+    3×3 block per (limb, ancestor) pair, Σ (depth + 1) of them: O(N) for a bushy tree, but
+    O(N²) for a long chain (a 20,000-limb trunk: 2·10⁸ blocks, 14 GB each)."""
+    n_dof = 3 * tree.n
+    pairs = float(np.sum(tree.depth.astype(float) + 1.0))
+    blocks = _BLOCK_MATRICES * pairs * 9 * 8
+    if n_dof <= DENSE_DOF_LIMIT:
+        return blocks + 4 * n_dof * n_dof * 8
+    return blocks + 2 * n_dof * (MAX_SPARSE_MODES + EXTRA_MODES) * 8
 
 
 def _zero_tolerance(model: LinearModel) -> float:

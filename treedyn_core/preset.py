@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import errno
 import math
 import os
 import re
@@ -33,6 +34,18 @@ from .errors import PresetError, TreedynError
 from .schema import FORMAT_VERSION, Field
 
 HEADER = f"# treedyn preset, format version {FORMAT_VERSION}\n"
+
+# Largest preset file read, bytes: an expanded preset of 250,000 limbs takes ~60 MB.
+MAX_PRESET_BYTES = 256 * 2**20
+# Largest number of YAML nodes a document may stand for once its aliases are expanded, beyond
+# the nodes written out: a "billion laughs" document (aliases of aliases) is refused before
+# it is expanded. An expanded preset of 250,000 limbs has ~15 M nodes, all written out.
+MAX_ALIAS_NODES = 1_000_000
+# Deepest nesting of YAML collections: a preset needs 5 levels (tree.limbs[i].inertia).
+MAX_NESTING = 64
+
+# Vectors that are normalised (a limb's direction) must be at least this long.
+MIN_VECTOR_LENGTH = 1e-100
 
 # An inertia whose largest principal moment exceeds the sum of the other two
 # by more than round-off is not a rigid body's.
@@ -233,6 +246,36 @@ def _reject_unprintable(text: str, filename: str) -> None:
                                   f"not a text file: character {bad.group()!r} is not allowed"))
 
 
+def _check_size(root: yaml.Node, filename: str) -> None:
+    """Refuse a document nested deeper than `MAX_NESTING`, or whose aliases would expand it by
+    more than `MAX_ALIAS_NODES` nodes (counted without expanding: each distinct node's size
+    is computed once, children before parents)."""
+    size: dict[int, int] = {}
+    distinct = 0
+    stack = [(root, 1, False)]
+    while stack:
+        node, depth, done = stack.pop()
+        if depth > MAX_NESTING:
+            raise PresetError(_format(filename, node.start_mark.line + 1, "",
+                                      f"YAML nested deeper than {MAX_NESTING} levels"))
+        if id(node) in size and not done:
+            continue
+        children = ([item for pair in node.value for item in pair]
+                    if isinstance(node, yaml.MappingNode) else
+                    node.value if isinstance(node, yaml.SequenceNode) else [])
+        if not done:
+            size[id(node)] = 0  # on the stack: an alias to it from inside is a loop
+            distinct += 1
+            stack.append((node, depth, True))
+            stack.extend((child, depth + 1, False) for child in children if id(child) not in size)
+            continue
+        size[id(node)] = 1 + sum(size[id(child)] for child in children)
+        if size[id(node)] - distinct > MAX_ALIAS_NODES:
+            raise PresetError(_format(filename, node.start_mark.line + 1, "",
+                                      f"YAML aliases would expand the document beyond "
+                                      f"{MAX_ALIAS_NODES:,} more nodes"))
+
+
 def _read_yaml(text: str, filename: str) -> tuple[dict, dict[str, int]]:
     """The top-level mapping of `text` and the lines of its keys."""
     _reject_unprintable(text, filename)
@@ -245,6 +288,7 @@ def _read_yaml(text: str, filename: str) -> tuple[dict, dict[str, int]]:
             raise PresetError(_format(filename, node.start_mark.line + 1, "",
                                       "the top level must be a mapping of keys (version, name, "
                                       "tree, ...), not a single value or a list"))
+        _check_size(node, filename)
         reader = _Reader(loader, filename)
         return reader.read(node, ""), reader.marks
     except yaml.YAMLError as exc:
@@ -469,6 +513,9 @@ def _vec3(value: Any, spec: Field, path: str, where: _Where) -> list[float]:
     _check_range(vector, value, spec, path, where)
     if spec.nonzero and not any(vector):
         where.fail(path, f"must not be the zero vector, got {_show(value)}")
+    if spec.nonzero and math.hypot(*vector) < MIN_VECTOR_LENGTH:
+        # Normalising a shorter vector loses it to underflow (its squares vanish).
+        where.fail(path, f"must be at least {MIN_VECTOR_LENGTH:g} long, got {_show(value)}")
     return vector
 
 
@@ -690,11 +737,29 @@ def load_preset(source: str | os.PathLike) -> Preset:
 
 
 def _read_text(path: Path) -> str:
-    """The text of a preset file, refusing binary and non-UTF-8 files."""
+    """The text of a preset file, refusing anything but a regular file of at most
+    `MAX_PRESET_BYTES` (a FIFO would block, a device never end), binary and non-UTF-8 files."""
     try:
-        blob = path.read_bytes()
+        # O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it.
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
-        raise PresetError(f"{path}: cannot read the file: {exc.strerror or exc}") from None
+        raise PresetError(_one_line(f"{path}: cannot read the file: {_why(exc)}")) from None
+    with os.fdopen(descriptor, "rb") as stream:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode):
+            raise PresetError(_one_line(f"{path}: not a regular file (a device, FIFO or socket "
+                                        f"cannot be a preset)"))
+        if info.st_size > MAX_PRESET_BYTES:
+            raise PresetError(_one_line(
+                f"{path}: the file is {info.st_size / 2**20:.0f} MiB, more than a preset may be "
+                f"({MAX_PRESET_BYTES // 2**20} MiB)"))
+        try:
+            blob = stream.read(MAX_PRESET_BYTES + 1)
+        except OSError as exc:
+            raise PresetError(_one_line(f"{path}: cannot read the file: {_why(exc)}")) from None
+    if len(blob) > MAX_PRESET_BYTES:
+        raise PresetError(_one_line(f"{path}: the file grew beyond {MAX_PRESET_BYTES // 2**20} "
+                                    f"MiB while it was read"))
     if b"\0" in blob:
         raise PresetError(f"{path.name}: not a text file (it contains NUL bytes)")
     try:
@@ -703,6 +768,13 @@ def _read_text(path: Path) -> str:
         line = blob.count(b"\n", 0, exc.start) + 1
         raise PresetError(f"{path.name}:{line}: not a UTF-8 text file "
                           f"(byte 0x{blob[exc.start]:02x})") from None
+
+
+def _why(error: OSError) -> str:
+    """An OSError in words: its strerror, naming a symbolic link loop as such."""
+    if error.errno == errno.ELOOP:
+        return "a loop of symbolic links"
+    return error.strerror or str(error)
 
 
 def _shipped_folder() -> Path:
@@ -721,6 +793,13 @@ def shipped_presets() -> dict[str, Path]:
 def resolve_preset(source: str | os.PathLike) -> Path:
     """The file a preset argument names: an existing file, else a shipped preset."""
     path = Path(source)
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise PresetError(_one_line(f"{source}: cannot read the file: {_why(exc)}")) from None
+    except ValueError:  # a NUL in the name
+        raise PresetError(_one_line(f"{source!r}: not a file name")) from None
     if path.is_file():
         return path
     shipped = shipped_presets()
@@ -819,7 +898,8 @@ def apply_overrides(data: dict, assignments: list[str], source: str = "--set") -
     """
     result = validate(data, source)  # a fresh copy: validate builds new containers
     for assignment in assignments:
-        origin = f"{source} {assignment}"
+        shown = assignment if len(assignment) <= 80 else assignment[:77] + "..."
+        origin = f"{source} {shown}"
         key, equals, text = assignment.partition("=")
         if not equals:
             raise PresetError(_one_line(f"{origin}: expected KEY=VALUE, "
@@ -846,12 +926,21 @@ def _key_text(parts: list[tuple[str, int | None]]) -> str:
 
 def _parse_value(text: str, key: str, origin: str) -> Any:
     """The YAML value of an assignment."""
+    loader = _Loader(text)
     try:
-        return yaml.load(text, Loader=_Loader)
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_size(node, f"{origin}: {key}")
+        return _Reader(loader, f"{origin}: {key}").read(node, "")
+    except RecursionError:
+        raise PresetError(_one_line(f"{origin}: {key}: the value is nested too deeply")) from None
     except (yaml.YAMLError, ValueError) as exc:
         problem = getattr(exc, "problem", None) or str(exc)
         raise PresetError(_one_line(f"{origin}: {key}: cannot read the value as YAML: "
                                     f"{problem}")) from None
+    finally:
+        loader.dispose()
 
 
 def _assign(data: dict, parts: list[tuple[str, int | None]], value: Any, origin: str) -> None:

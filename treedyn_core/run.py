@@ -15,11 +15,15 @@ from pathlib import Path
 
 import numpy as np
 
+from .divergence import DivergenceGuard
 from .errors import TreedynError
+from .resources import check_memory
 from .simulation import Simulation
 
 FRAMES_PER_SECOND = 30      # default output sampling, frames per simulated second
 OUTPUT_LIMIT = 1e9          # bytes; larger outputs need an explicit --every
+MAX_STEPS = 10**15          # a run's steps: at ~1 µs a step, 30 years
+CHUNK_SECONDS = 0.2         # wall time of one compiled call: Ctrl-C is seen between calls
 _BYTES_PER_LIMB_FRAME = 8 * (3 + 3 + 9 + 3)  # base, tip, C_IF, omega
 
 
@@ -66,7 +70,11 @@ def simulate(sim: Simulation, duration: float, every: int | None = None,
     """
     if not duration > 0:
         raise TreedynError(f"--duration must be > 0 s, got {duration:g}")
-    steps = int(round(duration / sim.dt))
+    ratio = duration / sim.dt
+    if not ratio <= MAX_STEPS:
+        raise TreedynError(f"--duration {duration:g} s is {ratio:.3g} steps of {sim.dt:g} s, "
+                           f"more than {MAX_STEPS:.0e}: shorten it or raise --dt")
+    steps = int(round(ratio))
     if steps < 1:
         raise TreedynError(f"--duration {duration:g} s is shorter than one step (dt = {sim.dt:g} s)")
     explicit_every = every is not None
@@ -79,6 +87,11 @@ def simulate(sim: Simulation, duration: float, every: int | None = None,
         raise TreedynError(
             f"the output would take {size / 1e9:.1f} GB ({frames} frames × {sim.tree.n} limbs); "
             f"give --every K to save every K-th step")
+    # The arrays, plus one copy of the largest (C_IF, half of them) while they are put in
+    # preset order; the simulation itself is already built.
+    check_memory(1.5 * size + (frames * 3 * 8 * 3 if probe else 0),
+                 f"{frames:,} frames × {sim.tree.n:,} limbs", "give --every K to save every "
+                 "K-th step")
 
     tree = sim.tree
     n = tree.n
@@ -93,10 +106,12 @@ def simulate(sim: Simulation, duration: float, every: int | None = None,
             out[key] = np.empty((frames, 3))
         top = sim.crown_top()
     bar = _Progress(steps) if progress else None
+    guard = DivergenceGuard(sim)
+    stepper = _ChunkedSteps(sim, guard)
     start = time.perf_counter()
     for frame in range(frames):
         if frame > 0:
-            sim.step(every)
+            stepper.step(every)
         kinetic, gravity, spring = sim.energies()
         out["t"][frame] = sim.time
         out["base"][frame] = sim.base
@@ -114,7 +129,7 @@ def simulate(sim: Simulation, duration: float, every: int | None = None,
             bar.update(frame * every)
     remaining = steps - (frames - 1) * every
     if remaining:
-        sim.step(remaining)  # finish the requested duration; the last partial frame is not saved
+        stepper.step(remaining)  # finish the requested duration; the last partial frame is not saved
     wall = time.perf_counter() - start
     if bar:
         bar.close()
@@ -123,6 +138,28 @@ def simulate(sim: Simulation, duration: float, every: int | None = None,
     out["names"] = np.array(tree.to_preset_order(np.array(tree.names, dtype=object)), dtype=str)
     out["parent"] = _preset_parents(tree)
     return RunResult(out, steps, wall, sim.energy_scale)
+
+
+class _ChunkedSteps:
+    """`sim.step(n)` in compiled calls of about `CHUNK_SECONDS` of wall time each, the state
+    checked by `guard` after each: a long frame (a tiny dt, a large --every) still answers
+    Ctrl-C within a chunk, and a runaway is stopped within one."""
+
+    def __init__(self, sim: Simulation, guard: DivergenceGuard):
+        self.sim = sim
+        self.guard = guard
+        self.chunk = 1  # steps per call; sized on the time the calls take
+
+    def step(self, n: int) -> None:
+        while n > 0:
+            k = min(n, self.chunk)
+            start = time.perf_counter()
+            self.sim.step(k)
+            self.guard.check()
+            n -= k
+            elapsed = time.perf_counter() - start
+            per_step = elapsed / k
+            self.chunk = max(1, min(10 * self.chunk, int(CHUNK_SECONDS / max(per_step, 1e-9))))
 
 
 def _preset_parents(tree) -> np.ndarray:
@@ -137,18 +174,42 @@ def write_npz(arrays: dict[str, np.ndarray], path: str | os.PathLike) -> None:
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
         raise TreedynError(f"cannot write {path}: folder {folder} does not exist")
-    handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
+    temporary = None
     try:
+        handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
         with os.fdopen(handle, "wb") as stream:
             np.savez(stream, **arrays)
             stream.flush()
             os.fsync(stream.fileno())
+        os.chmod(temporary, 0o666 & ~_umask())  # as open() would make it, not mkstemp's 0600
         os.replace(temporary, path)
     except BaseException as error:
-        Path(temporary).unlink(missing_ok=True)
+        if temporary is not None:
+            Path(temporary).unlink(missing_ok=True)
         if isinstance(error, OSError):
             raise TreedynError(f"cannot write {path}: {error.strerror or error}") from None
         raise
+
+
+def check_writable(path: str | os.PathLike) -> None:
+    """Refuse, before a long run, an output that could not be written: a temporary file is
+    made in its folder and removed."""
+    path = Path(path)
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        raise TreedynError(f"cannot write {path}: folder {folder} does not exist")
+    try:
+        handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as error:
+        raise TreedynError(f"cannot write {path}: {error.strerror or error}") from None
+    os.close(handle)
+    os.unlink(temporary)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 class _Progress:

@@ -53,15 +53,34 @@ class Field:
 
 REQUIRED = object()  # default of a key that has none
 
+# Upper bounds of physical inputs: generous beyond any tree (the tallest trees are ~115 m, the
+# widest trunks ~6 m in radius), and far enough below the float range that the derived
+# quantities (mass ∝ ρ r² L, inertia ∝ m L², stiffness ∝ E r⁴ / L, energies ∝ m g L) stay
+# finite: with these, every derived quantity is below ~1e40.
+MAX_LENGTH = 1000.0          # m, a limb, a trunk, a height
+MAX_RADIUS = 100.0           # m
+MAX_POSITION = 1e6           # m, the root's coordinates
+MAX_MASS = 1e12              # kg
+MAX_INERTIA = 1e18           # kg m²
+MAX_STIFFNESS = 1e20         # N m/rad (and N m s/rad for damping)
+MAX_LEAF_AREA = 1e4          # m² per limb
+MAX_DENSITY = 1e5            # kg/m³ (osmium: 2.26e4)
+MAX_YOUNGS_MODULUS = 1e13    # Pa (diamond: 1.2e12)
+MAX_GRAVITY = 1000.0         # m/s² per component
+MAX_WIND_SPEED = 60.0        # m/s
+MIN_DT = 1e-9                # s
+DIRECTION_LIMIT = 1e100      # per component; the length must also be ≥ 1e-100 (see preset.py)
+
 LIMB: dict[str, Field] = {
     "name": Field("str", REQUIRED, "unique name of the limb", required=True),
     "parent": Field("str", None, "name of the parent limb; null: the root, based at root_position",
                     nullable=True),
-    "length": Field("float", 1.0, "length L_F", "m", min=0.0, min_open=True),
+    "length": Field("float", 1.0, "length L_F", "m", min=0.0, min_open=True, max=MAX_LENGTH),
     "radius": Field("float", 0.05, "radius (drawing width, drag, default inertia)", "m",
-                    min=0.0, min_open=True),
+                    min=0.0, min_open=True, max=MAX_RADIUS),
     "direction": Field("vec3", [0.0, 0.0, 1.0], "u_F, the limb's direction in its own axes "
-                       "(normalised on load)", nonzero=True),
+                       "(normalised on load; its length within 1e-100 … 1e100)",
+                       min=-DIRECTION_LIMIT, max=DIRECTION_LIMIT, nonzero=True),
     "rest_rotation_deg": Field("vec3", [0.0, 0.0, 0.0], "rotation vector of the rest frame "
                                "relative to the parent's rest frame (root: to the inertial "
                                "frame): the tree's shape at rest", "deg"),
@@ -72,22 +91,24 @@ LIMB: dict[str, Field] = {
     "attach": Field("float", 1.0, "fraction along the parent's axis where the base sits "
                     "(1 = tip)", min=0.0, max=1.0),
     "mass": Field("float", None, "mass; null: solid cylinder of material.density", "kg",
-                  min=0.0, min_open=True, nullable=True),
+                  min=0.0, min_open=True, max=MAX_MASS, nullable=True),
     "inertia": Field("vec3", None, "principal moments about the centre of mass, limb axes; "
                      "null: solid cylinder about direction", "kg m²", min=0.0, min_open=True,
-                     nullable=True),
+                     max=MAX_INERTIA, nullable=True),
     "com": Field("float", 0.5, "centre of mass at this fraction along the limb", min=0.0, max=1.0),
     "stiffness": Field("float_or_vec3", None, "joint stiffness: scalar (isotropic) or per limb "
-                       "axis; null: from material", "N m/rad", min=0.0, nullable=True),
+                       "axis; null: from material", "N m/rad", min=0.0, max=MAX_STIFFNESS, nullable=True),
     "damping": Field("float_or_vec3", None, "joint damping: scalar (isotropic) or per limb "
                      "axis; null: from material.damping_ratio", "N m s/rad", min=0.0,
-                     nullable=True),
-    "leaf_area": Field("float", 0.0, "foliage area carried by the limb", "m²", min=0.0),
+                     max=MAX_STIFFNESS, nullable=True),
+    "leaf_area": Field("float", 0.0, "foliage area carried by the limb", "m²", min=0.0,
+                       max=MAX_LEAF_AREA),
 }
 
 GENERATOR_TRUNK: dict[str, Field] = {
-    "length": Field("float", 3.0, "trunk length", "m", min=0.0, min_open=True),
-    "radius": Field("float", 0.12, "trunk radius at the ground", "m", min=0.0, min_open=True),
+    "length": Field("float", 3.0, "trunk length", "m", min=0.0, min_open=True, max=MAX_LENGTH),
+    "radius": Field("float", 0.12, "trunk radius at the ground", "m", min=0.0, min_open=True,
+                    max=MAX_RADIUS),
     "segments": Field("int", 4, "limbs in the trunk", min=1),
 }
 
@@ -95,7 +116,9 @@ GENERATOR_TRUNK: dict[str, Field] = {
 GENERATOR: dict[str, Any] = {
     "seed": Field("int", 7, "random seed of the jitter (same seed, same tree)", min=0),
     "trunk": GENERATOR_TRUNK,
-    "levels": Field("int", 3, "branching generations above the trunk", min=0),
+    "levels": Field("int", 3, "branching generations above the trunk (at most 64: with "
+                    "length_ratio ≥ 0.01 the last limbs stay longer than 1e-128 m)", min=0,
+                    max=64),
     "children": Field("int_or_list", 3, "branches per branch end (int, or a list per level)",
                       min=1),
     "segments": Field("int_or_list", 2, "limbs per branch (int, or a list per level)", min=1),
@@ -103,13 +126,14 @@ GENERATOR: dict[str, Any] = {
                               "deg", min=0.0, max=180.0),
     "azimuth_step_deg": Field("float", 137.5, "azimuth between successive branches "
                               "(phyllotaxis)", "deg"),
-    "length_ratio": Field("float", 0.7, "branch length over parent branch length", min=0.0,
-                          min_open=True, max=2.0),
+    "length_ratio": Field("float", 0.7, "branch length over parent branch length", min=0.01,
+                          max=2.0),
     "radius_exponent": Field("float", 2.0, "da Vinci exponent e: r_parent^e = sum r_child^e",
                              min=0.5, max=4.0),
     "jitter": Field("float", 0.1, "relative random variation of lengths and angles", min=0.0,
                     max=0.5),
-    "leaf_area": Field("float", 0.05, "foliage area per terminal limb", "m²", min=0.0),
+    "leaf_area": Field("float", 0.05, "foliage area per terminal limb", "m²", min=0.0,
+                       max=MAX_LEAF_AREA),
     "whorls": Field("int", 0, "whorls of branches at the highest trunk joints below an excurrent "
                     "leader (conifer); 0: the trunk ends in a branching", min=0),
     "whorl_length_ratio": Field("float", 0.3, "whorl branch length over the trunk length above "
@@ -119,12 +143,16 @@ GENERATOR: dict[str, Any] = {
                        "vertical (weeping); negative: toward the sky", "deg", min=-90.0,
                        max=90.0),
     "droop_level": Field("int", 1, "first branching level whose limbs droop", min=1),
-    "max_limbs": Field("int", 250000, "refuse larger trees with a clear error", min=1),
+    "max_limbs": Field("int", 250000, "refuse larger trees with a clear error (at most "
+                       "250,000: a tree's run needs ~1 kB per limb and frame)", min=1,
+                       max=250000),
 }
 
 MATERIAL: dict[str, Field] = {
-    "density": Field("float", 700.0, "wood density", "kg/m³", min=0.0, min_open=True),
-    "youngs_modulus": Field("float", 1.0e10, "Young's modulus E_Y", "Pa", min=0.0, min_open=True),
+    "density": Field("float", 700.0, "wood density", "kg/m³", min=0.0, min_open=True,
+                     max=MAX_DENSITY),
+    "youngs_modulus": Field("float", 1.0e10, "Young's modulus E_Y", "Pa", min=0.0, min_open=True,
+                            max=MAX_YOUNGS_MODULUS),
     "poisson_ratio": Field("float", 0.3, "Poisson's ratio ν (G = E_Y / (2(1 + ν)))", min=-1.0,
                            min_open=True, max=0.5),
     "damping_ratio": Field("float", 0.05, "ζ per joint axis: c_i = 2ζ·sqrt(k_i·J_ii)", min=0.0,
@@ -145,25 +173,30 @@ SIMULATION: dict[str, Field] = {
                         choices=("implicit", "rk4", "dop853")),
     "implicit_theta": Field("float", 0.6, "θ of the implicit θ-method", min=0.5, min_open=True,
                             max=1.0),
-    "dt": Field("float", 1.0 / 120.0, "time step", "s", min=0.0, min_open=True, max=0.1),
-    "gravity": Field("vec3", [0.0, 0.0, -9.81], "gravitational acceleration", "m/s²"),
+    "dt": Field("float", 1.0 / 120.0, "time step (at least 1e-9 s: a second in at most 1e9 "
+                "steps)", "s", min=MIN_DT, max=0.1),
+    "gravity": Field("vec3", [0.0, 0.0, -9.81], "gravitational acceleration", "m/s²",
+                     min=-MAX_GRAVITY, max=MAX_GRAVITY),
     "prestress": Field("bool", True, "the rest pose is the static equilibrium under gravity"),
 }
 
 WIND: dict[str, Field] = {
-    "speed": Field("float", 6.0, "mean speed U at reference_height", "m/s", min=0.0, max=100.0),
+    "speed": Field("float", 6.0, "mean speed U at reference_height (at most 60 m/s: trees break "
+                   "near 40 m/s, and above 60 m/s the implicit step diverged on every shipped "
+                   "preset in storm turbulence; see docs/hardening.md)", "m/s", min=0.0,
+                   max=MAX_WIND_SPEED),
     "direction_deg": Field("float", 0.0, "azimuth the wind blows toward (0 = +x, 90 = +y)", "deg"),
     "reference_height": Field("float", 10.0, "height z_ref of the reference speed", "m", min=0.0,
-                              min_open=True),
+                              min_open=True, max=MAX_LENGTH),
     "profile_exponent": Field("float", 0.14, "power-law exponent α of U(z)", min=0.0, max=1.0),
     "turbulence_intensity": Field("float", 0.2, "I = σ_u / U", min=0.0, max=1.0),
     "length_scale": Field("float", 20.0, "longitudinal integral length scale", "m", min=0.0,
-                          min_open=True),
+                          min_open=True, max=1e5),
     "modes": Field("int", 64, "Fourier modes of the turbulent field", min=1, max=4096),
     "seed": Field("int", 1, "random seed of phases and directions", min=0),
-    "air_density": Field("float", 1.225, "ρ", "kg/m³", min=0.0, min_open=True),
-    "drag_coefficient": Field("float", 1.2, "cylinder cross-flow C_d", min=0.0),
-    "leaf_drag_coefficient": Field("float", 0.5, "foliage C_dleaf", min=0.0),
+    "air_density": Field("float", 1.225, "ρ", "kg/m³", min=0.0, min_open=True, max=MAX_DENSITY),
+    "drag_coefficient": Field("float", 1.2, "cylinder cross-flow C_d", min=0.0, max=100.0),
+    "leaf_drag_coefficient": Field("float", 0.5, "foliage C_dleaf", min=0.0, max=100.0),
     "vogel_exponent": Field("float", 0.0, "β, leaf reconfiguration", min=-1.0, max=0.0),
 }
 
@@ -185,7 +218,8 @@ PRESET: dict[str, Any] = {
     "description": Field("str", "", "species, dimensions and where the numbers come from"),
     "tree": TREE,
     "material": MATERIAL,
-    "root_position": Field("vec3", [0.0, 0.0, 0.0], "base of the root limb", "m"),
+    "root_position": Field("vec3", [0.0, 0.0, 0.0], "base of the root limb", "m",
+                           min=-MAX_POSITION, max=MAX_POSITION),
     "initial_state": Field("initial_state", [], "perturbations of the equilibrium"),
     "simulation": SIMULATION,
     "wind": WIND,
