@@ -25,6 +25,8 @@ from PyQt6.QtWidgets import QWidget
 from vispy import gloo, scene
 from vispy.util import keys
 
+from treedyn_core.limb_mesh import FORMS, FoliageForm
+
 from .grab import pick_segment
 from .tree_visual import LINES, TUBES, TreeVisual
 
@@ -177,8 +179,9 @@ class TreeCanvas:
 
     # -- verbs ----------------------------------------------------------------------------------
 
-    def set_tree(self, tree, reframe: bool = True) -> None:
-        """Show a new tree at rest, with a ground grid to its size, and frame it."""
+    def set_tree(self, tree, reframe: bool = True, form: FoliageForm = FORMS["broadleaf"]) -> None:
+        """Show a new tree at rest (its foliage of species `form`), with a ground grid to its
+        size, and frame it."""
         points = np.concatenate([tree.rest_base, tree.rest_tip])
         low, high = points.min(axis=0), points.max(axis=0)
         root = np.asarray(tree.rest_base[0], dtype=float)
@@ -188,7 +191,7 @@ class TreeCanvas:
                                                        points[:, 1] - self._centre[1]))),
                                  0.15 * self._height)
         self._set_up_ground()
-        self.tree.set_tree(tree)
+        self.tree.set_tree(tree, form)
         self.set_wind(*self._wind)
         if reframe:
             self.frame_tree()

@@ -24,6 +24,7 @@ from PyQt6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, QMa
 
 from treedyn_core.errors import TreedynError
 from treedyn_core.expand import expanded_data
+from treedyn_core.limb_mesh import foliage_form
 from treedyn_core.preset import load_preset, save_preset, shipped_presets
 from treedyn_core.simulation import INTEGRATORS, MODELS
 
@@ -209,7 +210,7 @@ class MainWindow(QMainWindow):
         group = QActionGroup(self)
         group.setExclusive(True)
         self.lines_action = QAction("&Lines (fast, software OpenGL)", self, checkable=True)
-        self.tubes_action = QAction("&Tubes (instanced cylinders, needs a GPU)", self,
+        self.tubes_action = QAction("&Tubes (tapered, lit; slower without a GPU)", self,
                                     checkable=True)
         for action, mode in ((self.lines_action, LINES), (self.tubes_action, TUBES)):
             group.addAction(action)
@@ -643,7 +644,8 @@ class MainWindow(QMainWindow):
                 self._stop_mode(resume=True)
             # A new preset is framed afresh; the same one rebuilt (another model) keeps the
             # user's camera.
-            self.canvas.set_tree(frame.tree, reframe=frame.preset is not self._framed_preset)
+            self.canvas.set_tree(frame.tree, reframe=frame.preset is not self._framed_preset,
+                                 form=foliage_form(frame.preset.data))
             self._framed_preset = frame.preset
             self._drawn_snapshot = None
         if frame.snapshot is not None and frame.snapshot is not self._drawn_snapshot \
