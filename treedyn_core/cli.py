@@ -4,6 +4,7 @@
     treedyn run PRESET --duration S ...   headless simulation to an NPZ file
     treedyn modes PRESET ...              natural frequencies and mode shapes
     treedyn expand PRESET OUT.yaml        a preset as an explicit limb list
+    treedyn export RUN.npz OUT.glb        a run's motion as animated glTF 2.0
     treedyn bench [performance|accuracy|frames] [--json] [--sizes N,...] [--repeat K]
 
 Bad input gives one line on stderr and exit status 2, never a traceback.
@@ -21,7 +22,7 @@ from .errors import TreedynError
 from .schema import GENERATOR
 
 EXIT_BAD_INPUT = 2
-COMMANDS = ("run", "modes", "expand", "bench")
+COMMANDS = ("run", "modes", "expand", "bench", "export")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -69,7 +70,7 @@ def _parsers() -> dict[str, argparse.ArgumentParser]:
     parsers: dict[str, argparse.ArgumentParser] = {}
 
     app = _Parser(prog="treedyn", description="A tree blown by the wind, simulated and shown "
-                  "live in 3-D. Subcommands: run, modes, expand, bench "
+                  "live in 3-D. Subcommands: run, modes, expand, bench, export "
                   "(treedyn SUBCOMMAND --help).")
     app.add_argument("preset", nargs="?", help="preset file or shipped preset name "
                      "(default: young_oak)")
@@ -96,8 +97,19 @@ def _parsers() -> dict[str, argparse.ArgumentParser]:
     run.add_argument("--probe", action="store_true", help="also save the wind at the crown top, "
                      "the total aerodynamic force and the base bending moment per frame")
     run.add_argument("--out", metavar="FILE.npz", help="output file (default: PRESET.npz in the "
-                     "current folder)")
+                     "current folder; with --gltf, none unless given)")
+    run.add_argument("--gltf", metavar="OUT.glb", help="also write the motion as animated "
+                     "binary glTF 2.0 (one node per limb, +Y up, metres)")
     parsers["run"] = run
+
+    export = _Parser(prog="treedyn export", description="Write the motion of a `treedyn run` "
+                     "NPZ file as animated binary glTF 2.0 (one node per limb, its rotation "
+                     "animated; +Y up, metres).")
+    export.add_argument("run", metavar="RUN.npz", help="an NPZ file written by treedyn run")
+    export.add_argument("out", metavar="OUT.glb", help="output file")
+    export.add_argument("--fps", type=_positive_float, metavar="F", help="resample the "
+                        "animation at F frames per second (default: the run's own frames)")
+    parsers["export"] = export
 
     modes = _Parser(prog="treedyn modes", description="Natural frequencies and mode shapes of "
                     "the tree linearised about its static equilibrium.")
@@ -145,11 +157,42 @@ def _cmd_run(args) -> int:
     out = Path(args.out) if args.out else Path(f"{Path(args.preset).stem}.npz")
     if out.suffix != ".npz":
         raise TreedynError(f"--out must name a .npz file, got '{out}'")
+    gltf = None
+    if args.gltf:
+        from .output_file import check_output
+
+        gltf = check_output(args.gltf, (".glb",), "--gltf")
+        if not args.out:
+            out = None
     sim = Simulation(preset, integrator=args.integrator, model=args.model, dt=args.dt,
                      rtol=args.rtol, atol=args.atol)
     result = simulate(sim, args.duration, args.every, progress=True, probe=args.probe)
-    write_npz(result.arrays, out)
-    print(f"{result.summary()}; wrote {out}")
+    wrote = []
+    if out is not None:
+        write_npz(result.arrays, out)
+        wrote.append(str(out))
+    if gltf is not None:
+        from .gltf_export import Motion, write_glb
+
+        size = write_glb(Motion.from_arrays(result.arrays), gltf)
+        wrote.append(f"{gltf} ({size / 1e6:.1f} MB)")
+    print(f"{result.summary()}; wrote {' and '.join(wrote)}")
+    return 0
+
+
+def _cmd_export(args) -> int:
+    import time
+
+    from .gltf_export import load_motion, write_glb
+    from .output_file import check_output
+
+    out = check_output(args.out, (".glb",), "the output")
+    start = time.perf_counter()
+    motion = load_motion(args.run)
+    size = write_glb(motion, out, args.fps)
+    print(f"wrote {out}: {len(motion.names)} limbs, {motion.t[-1] - motion.t[0]:.3f} s of motion "
+          f"at {args.fps or (len(motion.t) - 1) / max(motion.t[-1] - motion.t[0], 1e-300):.4g} "
+          f"frames per second, {size / 1e6:.1f} MB, in {time.perf_counter() - start:.1f} s")
     return 0
 
 
@@ -206,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
     command = argv[0] if argv and argv[0] in COMMANDS else "app"
     rest = argv[1:] if command != "app" else argv
     handlers = {"run": _cmd_run, "modes": _cmd_modes, "expand": _cmd_expand,
-                "bench": _cmd_bench, "app": _cmd_app}
+                "bench": _cmd_bench, "export": _cmd_export, "app": _cmd_app}
     try:
         args = parsers[command].parse_args(rest)
         return handlers[command](args)

@@ -75,15 +75,24 @@ def foliage_form(data: dict) -> FoliageForm:
     return FORMS["broadleaf"]
 
 
-def limb_colors(radius: np.ndarray) -> np.ndarray:
-    """(N, 4) RGBA per limb, bark brown for the thickest to green for the thinnest."""
+def twig_weight(radius: np.ndarray) -> np.ndarray:
+    """(N,) 0..1 per limb: 0 for the thickest (bark), 1 for the thinnest (twig green)."""
+    radius = np.asarray(radius, dtype=float)
     r_min, r_max = float(radius.min()), float(radius.max())
     if r_max <= r_min * (1 + 1e-9):
-        t = np.zeros_like(radius)
-    else:
-        t = np.log(r_max / radius) / np.log(r_max / r_min)
-    t = t[:, None] ** GREEN_EXPONENT
-    return (1.0 - t) * BARK + t * TWIG
+        return np.zeros_like(radius)
+    return (np.log(r_max / radius) / np.log(r_max / r_min)) ** GREEN_EXPONENT
+
+
+def bark_color(weight: np.ndarray) -> np.ndarray:
+    """(..., 4) RGBA between BARK (weight 0) and TWIG (weight 1)."""
+    weight = np.asarray(weight, dtype=float)[..., None]
+    return (1.0 - weight) * BARK + weight * TWIG
+
+
+def limb_colors(radius: np.ndarray) -> np.ndarray:
+    """(N, 4) RGBA per limb, bark brown for the thickest to green for the thinnest."""
+    return bark_color(twig_weight(radius))
 
 
 def tip_radius(parent: np.ndarray, radius: np.ndarray) -> np.ndarray:

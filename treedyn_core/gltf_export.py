@@ -1,0 +1,354 @@
+"""A run's motion as binary glTF 2.0 (.glb): one node per limb, its rotation animated.
+
+The glTF 2.0 specification (Khronos, https://registry.khronos.org/glTF/specs/2.0/) fixes the
+conventions: metres, +Y up, right-handed, so treedyn's inertial (x, y, z) is glTF's
+(x, z, −y) (the rotation AXES below); rotations are unit quaternions (x, y, z, w) as float
+VEC4; LINEAR rotation channels are interpolated by slerp.
+
+Each limb's node sits in its parent's node (the root's in the scene) and holds the limb's
+own axes: its translation is the limb's base in its parent's axes (static: the base rides on
+the parent, `Tree.base_offset`), its rotation the joint's, limb → parent axes
+(C_IF_parentᵀ C_IF; the root's AXES · C_IF). Its mesh, in limb axes, is the tapered tube and
+foliage of `limb_mesh`, as the app draws them. Nothing here imports Qt or vispy.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from . import __version__
+from .errors import TreedynError
+from .limb_mesh import (FORMS, TUBE_SIDES, FoliageForm, bark_color, foliage_clumps, tip_radius,
+                        tube_faces, tube_vertices, twig_weight)
+from .output_file import write_atomically
+from .so3 import quats_from_matrices
+
+# treedyn inertial (x, y, z) → glTF (x, z, −y): a proper rotation (det +1).
+AXES = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, -1.0, 0.0]])
+# The bark-to-twig gradient in this many materials (one per limb would cost a material each).
+BARK_MATERIALS = 16
+FLOAT, UNSIGNED_SHORT = 5126, 5123
+ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER = 34962, 34963
+REQUIRED_ARRAYS = ("t", "names", "parent", "C_IF", "base", "tip", "radius", "leaf_area",
+                   "foliage_form")
+
+
+@dataclass
+class Motion:
+    """A run's frames and its limbs' looks, limbs in preset order.
+
+    Attributes
+    ----------
+    t : (S,) s, increasing
+    names : (N,) str;  parent : (N,) int, −1 for a root
+    C_IF : (S, N, 3, 3) limb → inertial
+    base, tip : (S, N, 3) m, inertial
+    radius : (N,) m;  leaf_area : (N,) m²
+    form : the species form of the foliage
+    """
+
+    t: np.ndarray
+    names: np.ndarray
+    parent: np.ndarray
+    C_IF: np.ndarray
+    base: np.ndarray
+    tip: np.ndarray
+    radius: np.ndarray
+    leaf_area: np.ndarray
+    form: FoliageForm
+
+    @classmethod
+    def from_arrays(cls, arrays) -> "Motion":
+        """From `treedyn run`'s arrays (a dict or an open NPZ file)."""
+        return cls(t=np.asarray(arrays["t"], dtype=float), names=np.asarray(arrays["names"]),
+                   parent=np.asarray(arrays["parent"], dtype=np.int64),
+                   C_IF=np.asarray(arrays["C_IF"], dtype=float),
+                   base=np.asarray(arrays["base"], dtype=float),
+                   tip=np.asarray(arrays["tip"], dtype=float),
+                   radius=np.asarray(arrays["radius"], dtype=float),
+                   leaf_area=np.asarray(arrays["leaf_area"], dtype=float),
+                   form=FORMS.get(str(arrays["foliage_form"]), FORMS["broadleaf"]))
+
+
+def local_quaternions(motion: Motion) -> np.ndarray:
+    """(S, N, 4) unit quaternions [w, x, y, z] of each node's rotation, limb → parent limb
+    axes (a root: limb → glTF axes): q_parent* ⊗ q (AXES' quaternion ⊗ q for a root).
+
+    By quaternions rather than matrix products: a 10,000-limb run of 301 frames is 3 million
+    rotations, and gathering the parents' matrices took 6.5 s of the 11.5 s export."""
+    s, n = motion.C_IF.shape[:2]
+    q = quats_from_matrices(np.ascontiguousarray(motion.C_IF.reshape(-1, 3, 3))).reshape(s, n, 4)
+    parent = motion.parent
+    left = np.take(q, np.maximum(parent, 0), axis=1)
+    left[..., 1:] *= -1.0  # conjugate: the parent's inverse rotation
+    roots = parent < 0
+    left[:, roots] = quats_from_matrices(AXES[None])[0]
+    return _multiply(left, q)
+
+
+def _multiply(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Hamilton products a ⊗ b of quaternions (..., 4) [w, x, y, z]."""
+    aw, av = a[..., :1], a[..., 1:]
+    bw, bv = b[..., :1], b[..., 1:]
+    return np.concatenate([aw * bw - np.sum(av * bv, axis=-1, keepdims=True),
+                           aw * bv + bw * av + np.cross(av, bv)], axis=-1)
+
+
+def local_translations(motion: Motion) -> np.ndarray:
+    """(N, 3) m: each limb's base in its parent's axes (a root's: in glTF axes), frame 0."""
+    parent = motion.parent
+    base, C_IF = motion.base[0], motion.C_IF[0]
+    child = parent >= 0
+    out = np.empty_like(base)
+    out[child] = np.einsum("nji,nj->ni", C_IF[parent[child]], base[child] - base[parent[child]])
+    out[~child] = base[~child] @ AXES.T
+    # Round-off of the run's frame 0 (1e-16 m where a base sits on its parent's axis) is noise.
+    out[np.abs(out) < 1e-12] = 0.0
+    return out
+
+
+def gltf_quaternions(wxyz: np.ndarray) -> np.ndarray:
+    """(S, N, 4) glTF quaternions (x, y, z, w) of quaternions (S, N, 4) [w, x, y, z], unit
+    length, each limb's successive samples in the same hemisphere (so that no slerp turns the
+    long way round)."""
+    q = np.roll(wxyz, -1, axis=2)
+    q /= np.linalg.norm(q, axis=2, keepdims=True)
+    for k in range(1, len(q)):
+        flip = np.einsum("ni,ni->n", q[k], q[k - 1]) < 0
+        q[k, flip] *= -1.0
+    return q
+
+
+def slerp(q0: np.ndarray, q1: np.ndarray, f: np.ndarray) -> np.ndarray:
+    """Spherical linear interpolation (..., 4) from unit q0 to q1 at fractions f (...,),
+    the shorter way."""
+    dot = np.einsum("...i,...i->...", q0, q1)
+    q1 = np.where(dot[..., None] < 0, -q1, q1)
+    dot = np.clip(np.abs(dot), -1.0, 1.0)
+    angle = np.arccos(dot)
+    small = angle < 1e-6
+    sin = np.where(small, 1.0, np.sin(angle))
+    w0 = np.where(small, 1.0 - f, np.sin((1.0 - f) * angle) / sin)
+    w1 = np.where(small, f, np.sin(f * angle) / sin)
+    out = w0[..., None] * q0 + w1[..., None] * q1
+    return out / np.linalg.norm(out, axis=-1, keepdims=True)
+
+
+def resample(t: np.ndarray, q: np.ndarray, fps: float) -> tuple[np.ndarray, np.ndarray]:
+    """Times (S',) s at `fps` frames per second from t[0] to t[−1], and the quaternions
+    (S', N, 4) slerped there from samples q (S, N, 4) at times t."""
+    count = int(np.floor((t[-1] - t[0]) * fps + 1e-6)) + 1
+    times = t[0] + np.arange(count) / fps
+    if len(t) == 1:
+        return times, np.repeat(q, count, axis=0)
+    k = np.clip(np.searchsorted(t, times, side="right") - 1, 0, len(t) - 2)
+    f = np.clip((times - t[k]) / (t[k + 1] - t[k]), 0.0, 1.0)
+    return times, slerp(q[k], q[k + 1], np.broadcast_to(f[:, None], (count, q.shape[1])))
+
+
+def _short(values) -> list[float]:
+    """float32 values as JSON numbers that read back to the same float32 (9 digits)."""
+    return [float(f"{v:.9g}") for v in np.asarray(values, dtype=np.float32).ravel()]
+
+
+def _linear(rgb: np.ndarray) -> list[float]:
+    """sRGB 0..1 (the app's colours) → linear RGB, which glTF's baseColorFactor holds."""
+    rgb = np.asarray(rgb, dtype=float)
+    return [round(float(c), 5) for c in
+            np.where(rgb <= 0.04045, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)]
+
+
+class _Binary:
+    """The GLB's binary chunk, built from aligned pieces, with its bufferViews."""
+
+    def __init__(self):
+        self.pieces: list[bytes] = []
+        self.length = 0
+        self.views: list[dict] = []
+
+    def view(self, data: np.ndarray, target: int | None = None, stride: int | None = None) -> int:
+        """Append `data` as a bufferView (4-byte aligned); returns its index."""
+        raw = np.ascontiguousarray(data).tobytes()
+        view = {"buffer": 0, "byteOffset": self.length, "byteLength": len(raw)}
+        if target is not None:
+            view["target"] = target
+        if stride is not None:
+            view["byteStride"] = stride
+        self.pieces.append(raw)
+        self.length += len(raw)
+        pad = -self.length % 4
+        if pad:
+            self.pieces.append(b"\0" * pad)
+            self.length += pad
+        self.views.append(view)
+        return len(self.views) - 1
+
+
+def build_glb(motion: Motion, fps: float | None = None) -> bytes:
+    """The binary glTF of `motion`; `fps`: resample the animation at this rate (frames per
+    second) instead of the run's own frames."""
+    n = len(motion.names)
+    q = gltf_quaternions(local_quaternions(motion))
+    times = motion.t - motion.t[0]
+    if fps is not None:
+        times, q = resample(times, q, fps)
+    translation = local_translations(motion)
+    C0 = motion.C_IF[0]
+    axis = np.einsum("nji,nj->ni", C0, motion.tip[0] - motion.base[0])  # limb axes
+    binary = _Binary()
+    accessors: list[dict] = []
+
+    def accessor(view: int, offset: int, count: int, kind: str, component=FLOAT, **extra):
+        accessors.append({"bufferView": view, "byteOffset": offset, "componentType": component,
+                          "count": count, "type": kind, **extra})
+        return len(accessors) - 1
+
+    # Tubes: one vertex block per limb, all sharing one index accessor.
+    per_tube = 2 * TUBE_SIDES
+    vertices, normals = tube_vertices(np.zeros((n, 3)), axis, motion.radius,
+                                      tip_radius(motion.parent, motion.radius))
+    vertices = vertices.astype(np.float32)
+    tube_positions = binary.view(vertices, ARRAY_BUFFER, 12)
+    tube_normals = binary.view(normals.astype(np.float32), ARRAY_BUFFER, 12)
+    indices = accessor(binary.view(tube_faces(TUBE_SIDES).astype(np.uint16).ravel(),
+                                   ELEMENT_ARRAY_BUFFER), 0, 6 * TUBE_SIDES, "SCALAR",
+                       UNSIGNED_SHORT)
+    low, high = vertices.min(axis=1), vertices.max(axis=1)
+    block = per_tube * 12
+
+    # Foliage: the clumps' triangles in their limb's axes (turned with it from frame 0).
+    clumps = foliage_clumps(motion.leaf_area, motion.form)
+    order = np.argsort(clumps.limb, kind="stable")
+    limb_of = clumps.limb[order]
+    corners = np.einsum("tji,tkj->tki", C0[limb_of], clumps.corners[order])
+    corners += (clumps.along[order, None] * axis[limb_of])[:, None, :]
+    leaf_normal = np.einsum("tji,tj->ti", C0[limb_of], clumps.normal[order])
+    leaf_vertices = corners.reshape(-1, 3).astype(np.float32)
+    leaves_of = {}
+    if len(limb_of):
+        leaf_positions = binary.view(leaf_vertices, ARRAY_BUFFER, 12)
+        leaf_normals = binary.view(np.repeat(leaf_normal, 3, axis=0).astype(np.float32),
+                                   ARRAY_BUFFER, 12)
+        starts = np.flatnonzero(np.r_[True, limb_of[1:] != limb_of[:-1]])
+        stops = np.r_[starts[1:], len(limb_of)]
+        for a, b in zip(starts, stops):
+            chunk = leaf_vertices[3 * a:3 * b]
+            leaves_of[int(limb_of[a])] = (
+                accessor(leaf_positions, 36 * int(a), 3 * int(b - a), "VEC3",
+                         min=_short(chunk.min(axis=0)), max=_short(chunk.max(axis=0))),
+                accessor(leaf_normals, 36 * int(a), 3 * int(b - a), "VEC3"))
+
+    # Materials: the bark-to-twig gradient in BARK_MATERIALS steps, then the foliage.
+    # Only the steps in use (the validator reports unused objects).
+    step = np.rint(twig_weight(motion.radius) * (BARK_MATERIALS - 1)).astype(int)
+    used, shade = np.unique(step, return_inverse=True)
+    materials = [{"name": f"bark {k}", "pbrMetallicRoughness": {
+        "baseColorFactor": _linear(bark_color(k / (BARK_MATERIALS - 1))[:3]) + [1.0],
+        "metallicFactor": 0.0, "roughnessFactor": 0.9}} for k in used]
+    foliage_material = len(materials)
+    if leaves_of:
+            materials.append({"name": f"foliage ({motion.form.name})", "doubleSided": True,
+                          "pbrMetallicRoughness": {"baseColorFactor": _linear(motion.form.colour)
+                                                   + [1.0], "metallicFactor": 0.0,
+                                                   "roughnessFactor": 0.8}})
+
+    # The animation: one shared time accessor, one rotation accessor per limb.
+    samples = len(times)
+    time_accessor = accessor(binary.view(times.astype(np.float32)), 0, samples, "SCALAR",
+                             min=_short([times[0]]), max=_short([times[-1]]))
+    rotations = binary.view(np.ascontiguousarray(q.transpose(1, 0, 2)).astype(np.float32))
+
+    children: list[list[int]] = [[] for _ in range(n)]
+    for i, p in enumerate(motion.parent):
+        if p >= 0:
+            children[p].append(i)
+    nodes, meshes, channels, samplers = [], [], [], []
+    for i in range(n):
+        primitives = [{"attributes": {
+            "POSITION": accessor(tube_positions, i * block, per_tube, "VEC3",
+                                 min=_short(low[i]), max=_short(high[i])),
+            "NORMAL": accessor(tube_normals, i * block, per_tube, "VEC3")},
+            "indices": indices, "material": int(shade[i])}]
+        if i in leaves_of:
+            position, normal = leaves_of[i]
+            primitives.append({"attributes": {"POSITION": position, "NORMAL": normal},
+                               "material": foliage_material})
+        meshes.append({"primitives": primitives})
+        node = {"name": str(motion.names[i]), "mesh": i,
+                "translation": _short(translation[i]),
+                "rotation": _short(q[0, i])}
+        if children[i]:
+            node["children"] = children[i]
+        nodes.append(node)
+        samplers.append({"input": time_accessor, "interpolation": "LINEAR",
+                         "output": accessor(rotations, 16 * samples * i, samples, "VEC4")})
+        channels.append({"sampler": i, "target": {"node": i, "path": "rotation"}})
+
+    document = {
+        "asset": {"version": "2.0", "generator": f"treedyn {__version__}"},
+        "scene": 0,
+        "scenes": [{"name": "tree", "nodes": [int(i) for i in np.flatnonzero(motion.parent < 0)]}],
+        "nodes": nodes, "meshes": meshes, "materials": materials,
+        "animations": [{"name": "wind", "channels": channels, "samplers": samplers}],
+        "accessors": accessors, "bufferViews": binary.views,
+        "buffers": [{"byteLength": binary.length}],
+    }
+    return _glb(json.dumps(document, separators=(",", ":")).encode(), b"".join(binary.pieces))
+
+
+def _glb(json_chunk: bytes, bin_chunk: bytes) -> bytes:
+    """The GLB container: 12-byte header, a JSON chunk (space-padded), a BIN chunk."""
+    json_chunk += b" " * (-len(json_chunk) % 4)
+    bin_chunk += b"\0" * (-len(bin_chunk) % 4)
+    total = 12 + 8 + len(json_chunk) + 8 + len(bin_chunk)
+    return b"".join([struct.pack("<4sII", b"glTF", 2, total),
+                     struct.pack("<I4s", len(json_chunk), b"JSON"), json_chunk,
+                     struct.pack("<I4s", len(bin_chunk), b"BIN\0"), bin_chunk])
+
+
+def raw_size(glb_motion: Motion, fps: float | None = None) -> int:
+    """Bytes of the animation samples (float32 times, float32 quaternions) plus the meshes
+    (float32 positions and normals, uint16 tube indices) alone: what a file cannot do
+    without, against which its overhead (JSON, padding) is measured."""
+    n = len(glb_motion.names)
+    samples = len(glb_motion.t) if fps is None else int(
+        np.floor((glb_motion.t[-1] - glb_motion.t[0]) * fps + 1e-6)) + 1
+    triangles = len(foliage_clumps(glb_motion.leaf_area, glb_motion.form).limb)
+    return (4 * samples + 16 * samples * n + n * 2 * TUBE_SIDES * 24 + 6 * TUBE_SIDES * 2
+            + triangles * 3 * 24)
+
+
+def write_glb(motion: Motion, path, fps: float | None = None) -> int:
+    """Write `motion` as a .glb file at `path` atomically; returns its size in bytes."""
+    glb = build_glb(motion, fps)
+
+    def write(name: str) -> None:
+        with open(name, "wb") as stream:
+            stream.write(glb)
+            stream.flush()
+            os.fsync(stream.fileno())
+
+    write_atomically(Path(path), write)
+    return len(glb)
+
+
+def load_motion(path) -> Motion:
+    """The Motion of a `treedyn run` NPZ file; TreedynError (one line) when it is not one."""
+    path = Path(path)
+    if not path.is_file():
+        raise TreedynError(f"cannot read {path}: no such file")
+    try:
+        with np.load(path, allow_pickle=False) as arrays:
+            missing = [key for key in REQUIRED_ARRAYS if key not in arrays.files]
+            if missing:
+                raise TreedynError(f"{path} lacks {', '.join(missing)}: not a run of this "
+                                   f"treedyn (write it again with treedyn run)")
+            return Motion.from_arrays(arrays)
+    except (OSError, ValueError) as error:
+        raise TreedynError(f"cannot read {path}: {error}") from None
