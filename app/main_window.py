@@ -32,6 +32,7 @@ from . import canvas as canvas_module
 from .canvas import TreeCanvas
 from .controls import Controls
 from .dialogs import ImageSizeDialog
+from .export_animation import AnimationExport, ExportAnimationDialog
 from .grab import GrabTool
 from .mode_shapes import ModeAnimation, ModesJob
 from .modes_panel import ModesPanel
@@ -195,6 +196,8 @@ class MainWindow(QMainWindow):
                                            "Ctrl+Shift+S")
         self.export_action = self._action(file_menu, "&Export image…", None,
                                           self.export_image_dialog, "Ctrl+E")
+        self.export_animation_action = self._action(file_menu, "Export &animation…", None,
+                                                    self.export_animation_dialog, "Ctrl+Shift+E")
         self.recent_menu = file_menu.addMenu("Recent &files")
         file_menu.addSeparator()
         self.quit_action = self._action(file_menu, "&Quit", None, self.close, "Ctrl+Q")
@@ -331,6 +334,37 @@ class MainWindow(QMainWindow):
             return False
         self.statusBar().showMessage(f"Exported {width} × {height} px to {path}", 5000)
         return True
+
+    # -- animation export -------------------------------------------------------------------------
+
+    def export_animation_dialog(self) -> None:
+        """File → Export animation…: format and length, then the file."""
+        request = ExportAnimationDialog.ask(self)
+        if request is None:
+            return
+        name = (self._preset.data.get("name") or "treedyn").replace(" ", "_") + f".{request.kind}"
+        kinds = {"glb": "glTF binary (*.glb)", "mp4": "MP4 films (*.mp4)"}
+        path, _ = QFileDialog.getSaveFileName(self, "Export animation", name, kinds[request.kind])
+        if path:
+            if not Path(path).suffix:
+                path += f".{request.kind}"
+            self.export_animation(path, request)
+
+    def export_animation(self, path: str | os.PathLike, request) -> AnimationExport:
+        """Start exporting the next `request.duration` s at the controls' values to `path`."""
+        job = AnimationExport(self.current_preset_data(), path, request, self)
+        self.export_animation_action.setEnabled(False)
+
+        def finished(ok: bool, message: str) -> None:
+            self.export_animation_action.setEnabled(True)
+            if ok:
+                self.statusBar().showMessage(message, 8000)
+            elif message != "cancelled":
+                self._warn("Cannot export the animation", message)
+
+        job.finished.connect(finished)
+        job.start()
+        return job
 
     # -- mode viewer ------------------------------------------------------------------------------
 

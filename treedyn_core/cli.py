@@ -5,6 +5,7 @@
     treedyn modes PRESET ...              natural frequencies and mode shapes
     treedyn expand PRESET OUT.yaml        a preset as an explicit limb list
     treedyn export RUN.npz OUT.glb        a run's motion as animated glTF 2.0
+    treedyn render PRESET --duration S --out OUT.mp4   the 3-D view as an H.264 film
     treedyn bench [performance|accuracy|frames] [--json] [--sizes N,...] [--repeat K]
 
 Bad input gives one line on stderr and exit status 2, never a traceback.
@@ -22,7 +23,7 @@ from .errors import TreedynError
 from .schema import GENERATOR
 
 EXIT_BAD_INPUT = 2
-COMMANDS = ("run", "modes", "expand", "bench", "export")
+COMMANDS = ("run", "modes", "expand", "bench", "export", "render")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -66,11 +67,20 @@ def _sizes(text: str) -> tuple[int, ...]:
     return sizes
 
 
+def _frame_size(text: str) -> tuple[int, int]:
+    import re
+
+    match = re.fullmatch(r"(\d+)x(\d+)", text.strip().lower())
+    if not match:
+        raise argparse.ArgumentTypeError(f"expected WxH in px like 1280x720, got '{text}'")
+    return int(match.group(1)), int(match.group(2))
+
+
 def _parsers() -> dict[str, argparse.ArgumentParser]:
     parsers: dict[str, argparse.ArgumentParser] = {}
 
     app = _Parser(prog="treedyn", description="A tree blown by the wind, simulated and shown "
-                  "live in 3-D. Subcommands: run, modes, expand, bench, export "
+                  "live in 3-D. Subcommands: run, modes, expand, bench, export, render "
                   "(treedyn SUBCOMMAND --help).")
     app.add_argument("preset", nargs="?", help="preset file or shipped preset name "
                      "(default: young_oak)")
@@ -110,6 +120,22 @@ def _parsers() -> dict[str, argparse.ArgumentParser]:
     export.add_argument("--fps", type=_positive_float, metavar="F", help="resample the "
                         "animation at F frames per second (default: the run's own frames)")
     parsers["export"] = export
+
+    render = _Parser(prog="treedyn render", description="Render the app's 3-D view of a "
+                     "simulation frame by frame at simulated time to an H.264 MP4 film (needs "
+                     "a display: a desktop, or xvfb-run).")
+    render.add_argument("preset", help="preset file or shipped preset name")
+    render.add_argument("--duration", type=_positive_float, required=True, metavar="S",
+                        help="simulated time, s")
+    render.add_argument("--out", required=True, metavar="OUT.mp4", help="output file")
+    render.add_argument("--size", type=_frame_size, default=(1280, 720), metavar="WxH",
+                        help="frame size in px, even numbers (default 1280x720)")
+    render.add_argument("--fps", type=_positive_float, default=30.0, metavar="F",
+                        help="frames per second of simulated time (default 30)")
+    render.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        dest="overrides", help="override a preset key by its path, e.g. "
+                        "--set wind.speed=12")
+    parsers["render"] = render
 
     modes = _Parser(prog="treedyn modes", description="Natural frequencies and mode shapes of "
                     "the tree linearised about its static equilibrium.")
@@ -196,6 +222,24 @@ def _cmd_export(args) -> int:
     return 0
 
 
+def _cmd_render(args) -> int:
+    from app.main import _display_problem  # no Qt imported yet
+    from app.render_video import check_size
+
+    from .output_file import check_output
+
+    check_size(*args.size)
+    out = check_output(args.out, (".mp4",), "--out")
+    preset = _load(args.preset, args.overrides)
+    problem = _display_problem()
+    if problem:
+        raise TreedynError(problem)
+    from app.render_video import render_command
+
+    print(render_command(preset, args.duration, out, args.size, args.fps))
+    return 0
+
+
 def _cmd_expand(args) -> int:
     from .expand import expand_preset
     from .preset import save_preset
@@ -249,7 +293,8 @@ def main(argv: list[str] | None = None) -> int:
     command = argv[0] if argv and argv[0] in COMMANDS else "app"
     rest = argv[1:] if command != "app" else argv
     handlers = {"run": _cmd_run, "modes": _cmd_modes, "expand": _cmd_expand,
-                "bench": _cmd_bench, "export": _cmd_export, "app": _cmd_app}
+                "bench": _cmd_bench, "export": _cmd_export, "render": _cmd_render,
+                "app": _cmd_app}
     try:
         args = parsers[command].parse_args(rest)
         return handlers[command](args)

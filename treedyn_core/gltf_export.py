@@ -19,13 +19,15 @@ import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 
 from . import __version__
 from .errors import TreedynError
-from .limb_mesh import (FORMS, TUBE_SIDES, FoliageForm, bark_color, foliage_clumps, tip_radius,
-                        tube_faces, tube_vertices, twig_weight)
+from .frame_clock import advance_to_frames, frame_count
+from .limb_mesh import (FORMS, TUBE_SIDES, FoliageForm, bark_color, foliage_clumps, foliage_form,
+                        tip_radius, tube_faces, tube_vertices, twig_weight)
 from .output_file import write_atomically
 from .so3 import quats_from_matrices
 
@@ -74,6 +76,39 @@ class Motion:
                    radius=np.asarray(arrays["radius"], dtype=float),
                    leaf_area=np.asarray(arrays["leaf_area"], dtype=float),
                    form=FORMS.get(str(arrays["foliage_form"]), FORMS["broadleaf"]))
+
+
+class MotionRecorder:
+    """Records a simulation's frames at `fps` for `duration` s (`frame_clock`) into a
+    Motion: iterate it (each item: frames recorded so far), then call `motion()`."""
+
+    def __init__(self, sim, duration: float, fps: float):
+        self.sim, self.duration, self.fps = sim, duration, fps
+        self.frames = frame_count(duration, fps)
+        n = sim.tree.n
+        self._t = np.empty(self.frames)
+        self._C_IF = np.empty((self.frames, n, 3, 3))
+        self._base = np.empty((self.frames, n, 3))
+        self._tip = np.empty((self.frames, n, 3))
+
+    def __iter__(self) -> Iterator[int]:
+        sim = self.sim
+        for k in advance_to_frames(sim, self.duration, self.fps):
+            self._t[k] = sim.time
+            self._C_IF[k], self._base[k], self._tip[k] = sim.C_IF, sim.base, sim.tip
+            yield k + 1
+
+    def motion(self) -> Motion:
+        """The recorded frames, limbs in preset order."""
+        tree = self.sim.tree
+        order = tree.to_preset_order
+        parent = np.where(tree.parent >= 0, tree.preset_index[np.maximum(tree.parent, 0)], -1)
+        return Motion(t=self._t.copy(), names=np.array(order(np.array(tree.names, dtype=object)),
+                                                       dtype=str),
+                      parent=order(parent), C_IF=order(self._C_IF, axis=1),
+                      base=order(self._base, axis=1), tip=order(self._tip, axis=1),
+                      radius=order(tree.radius), leaf_area=order(tree.leaf_area),
+                      form=foliage_form(self.sim.data))
 
 
 def local_quaternions(motion: Motion) -> np.ndarray:
