@@ -21,6 +21,7 @@ import numpy as np
 import vispy
 import vispy.app
 from PyQt6.QtCore import Qt
+from PyQt6.QtGui import QWindow
 from PyQt6.QtWidgets import QWidget
 from vispy import gloo, scene
 from vispy.util import keys
@@ -67,8 +68,10 @@ def configure_vispy() -> None:
         vispy.use(app="pyqt6", gl=gl)
     except RuntimeError:  # vispy already set up by the host program: take it as it is
         pass
-    from . import gl_window
-    gl_window.install(vispy.app.use_app())
+    application = vispy.app.use_app()
+    if application.backend_name.lower() == "pyqt6":  # not headless EGL (`render_video`)
+        from . import gl_window
+        gl_window.install(application)
     from vispy.gloo import gl as gloo_gl
     backend = getattr(gloo_gl, "current_backend", None)
     tubes_available = getattr(backend, "__name__", "").endswith("glplus")
@@ -165,9 +168,11 @@ class TreeCanvas:
         # The native GL window in the widget tree. A click in it takes the keyboard focus from
         # whichever widget had it (a spin box would otherwise swallow the Space shortcut), as
         # vispy's QOpenGLWidget did; the container passes its focus on to the window.
-        self.widget = QWidget.createWindowContainer(self.canvas.native)
-        self.widget.setFocusPolicy(Qt.FocusPolicy.WheelFocus)
-        self.canvas.events.mouse_press.connect(self._take_focus, position="first")
+        self.widget = None  # none on a headless backend (EGL: `render_video`)
+        if isinstance(self.canvas.native, QWindow):
+            self.widget = QWidget.createWindowContainer(self.canvas.native)
+            self.widget.setFocusPolicy(Qt.FocusPolicy.WheelFocus)
+            self.canvas.events.mouse_press.connect(self._take_focus, position="first")
 
     def _take_focus(self, event=None) -> None:
         self.widget.setFocus(Qt.FocusReason.MouseFocusReason)
@@ -358,7 +363,8 @@ class TreeCanvas:
 
     def close(self) -> None:
         self.canvas.close()
-        self.widget.close()
+        if self.widget is not None:
+            self.widget.close()
 
     # -- internals ------------------------------------------------------------------------------
 

@@ -8,7 +8,9 @@ and imageio-ffmpeg (whose wheels carry the ffmpeg binary). H.264 in 4:2:0 colour
 widths and heights; any even size is written as it is (ffmpeg's macro_block_size=1: no
 rounding up to a multiple of 16).
 
-Needs an OpenGL context: a display (a desktop, or Xvfb: ``xvfb-run -a treedyn render …``).
+With a display (a desktop, or Xvfb: ``xvfb-run -a treedyn render …``) the canvas lives in a Qt
+OpenGL window kept out of sight. Without one, `use_headless_egl` selects vispy's EGL backend
+on Mesa's surfaceless platform: no X server, no Qt window, the same canvas and pixels.
 """
 
 from __future__ import annotations
@@ -52,6 +54,25 @@ def check_size(width: int, height: int) -> None:
                            f"at half resolution), got {width}x{height}")
 
 
+def use_headless_egl() -> None:
+    """Draw without a display: vispy's EGL app backend, PyOpenGL through EGL, Mesa's
+    surfaceless platform (set before vispy or PyOpenGL load; the caller checks that nothing
+    selected another backend). TreedynError (one line) when EGL cannot start."""
+    from treedyn_core.errors import TreedynError
+
+    os.environ.setdefault("PYOPENGL_PLATFORM", "egl")
+    os.environ.setdefault("EGL_PLATFORM", "surfaceless")
+    import vispy
+
+    try:
+        vispy.use(app="egl", gl="gl+")
+        vispy.app.use_app().create()
+    except Exception as error:
+        raise TreedynError(f"no display (DISPLAY is not set) and no headless OpenGL through "
+                           f"EGL ({str(error).splitlines()[-1]}): run it in a desktop "
+                           f"session or under xvfb-run -a") from None
+
+
 def open_writer(path: str, job: VideoJob):
     """An imageio writer of H.264 MP4 frames ((height, width, 3) uint8 RGB) at `path`."""
     import imageio.v2 as imageio
@@ -72,7 +93,8 @@ class FilmCanvas:
 
         self.size = size
         self.canvas = TreeCanvas(size=size)
-        self._show_out_of_sight()
+        if self.canvas.widget is not None:  # a Qt window, not headless EGL
+            self._show_out_of_sight()
         self.canvas.set_tree(sim.tree, form=foliage_form(sim.data))
         self.canvas.set_wind(sim.wind_speed, sim.wind_direction_deg)
 
@@ -130,9 +152,16 @@ def render_command(preset, duration: float, out: Path, size: tuple[int, int],
     from treedyn_core.run import _Progress
     from treedyn_core.simulation import Simulation
 
-    from .main_window import app_instance
+    import vispy.app
 
-    app_instance(["treedyn"])
+    if vispy.app.use_app().backend_name.lower() == "egl":
+        from .canvas import configure_vispy
+
+        configure_vispy()
+    else:
+        from .main_window import app_instance
+
+        app_instance(["treedyn"])
     sim = Simulation(preset)
     sim.warm_up()
     job = VideoJob(frame_count(duration, fps), fps, size)

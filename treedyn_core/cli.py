@@ -231,9 +231,10 @@ def _cmd_render(args) -> int:
     check_size(*args.size)
     out = check_output(args.out, (".mp4",), "--out")
     preset = _load(args.preset, args.overrides)
-    problem = _display_problem()
-    if problem:
-        raise TreedynError(problem)
+    if _display_problem():
+        from app.render_video import use_headless_egl
+
+        use_headless_egl()
     from app.render_video import render_command
 
     print(render_command(preset, args.duration, out, args.size, args.fps))
