@@ -106,6 +106,7 @@ def _tips_from_gltf(path, arrays, times):
 
 # -- the validator ---------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_exports_pass_the_khronos_validator(tmp_path, gltf_validator):
     paths = [_write(tmp_path, "two_limbs", _run("two_limbs", 1.0)),
              _write(tmp_path, "sapling", _run("sapling", 1.0)),
@@ -242,3 +243,18 @@ def test_bad_input_is_one_line_exit_2_and_no_file(args, fragment, tmp_path, caps
     assert len(err) == 1 and err[0].startswith("treedyn: error:") and fragment in err[0], err
     after = sorted(p.name for p in tmp_path.iterdir() if p.name != "locked")
     assert after == before
+
+
+def test_gltf_export_imports_no_gui_toolkit(tmp_path):
+    import subprocess
+    import sys
+
+    npz, glb = tmp_path / "r.npz", tmp_path / "r.glb"
+    code = (f"import sys\nfrom treedyn_core.cli import main\n"
+            f"assert main(['run', 'two_limbs', '--duration', '0.1', '--out', {str(npz)!r}, "
+            f"'--gltf', {str(glb)!r}]) == 0\n"
+            f"assert main(['export', {str(npz)!r}, {str(glb)!r}]) == 0\n"
+            f"print(sorted(m for m in sys.modules if m.split('.')[0] in ('PyQt6', 'vispy')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, check=True)
+    assert done.stdout.strip().splitlines()[-1] == "[]"

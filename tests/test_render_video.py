@@ -36,6 +36,7 @@ def _render(tmp_path, name, *extra):
     return out
 
 
+@pytest.mark.slow
 def test_film_has_every_frame_at_its_size_and_the_tree_moves_in_wind(qtbot, tmp_path, capsys):
     windy = _render(tmp_path, "windy", "--set", "wind.speed=12")
     assert "46 frames of 640x360 px" in capsys.readouterr().out
@@ -72,6 +73,7 @@ def test_bad_input_is_one_line_exit_2_and_no_file(args, fragment, tmp_path, caps
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_renders_headless_through_egl_as_under_xvfb(qtbot, tmp_path):
     """Without a display (no DISPLAY) `treedyn render` draws through vispy's EGL backend; its
     frames are the same picture as the ones drawn in a Qt window on Xvfb."""

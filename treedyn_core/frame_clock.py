@@ -13,8 +13,9 @@ import numpy as np
 
 
 def frame_count(duration: float, fps: float) -> int:
-    """Frames at t = 0, 1/fps, … up to `duration` s (inclusive)."""
-    return int(np.floor(duration * fps + 1e-9)) + 1
+    """Frames at t = 0, 1/fps, … up to `duration` s (inclusive; a duration summed from
+    steps may fall short of a frame time by round-off, hence the 1e-6 frame of slack)."""
+    return int(np.floor(duration * fps + 1e-6)) + 1
 
 
 def advance_to_frames(sim, duration: float, fps: float) -> Iterator[int]:

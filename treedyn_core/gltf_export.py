@@ -178,7 +178,7 @@ def slerp(q0: np.ndarray, q1: np.ndarray, f: np.ndarray) -> np.ndarray:
 def resample(t: np.ndarray, q: np.ndarray, fps: float) -> tuple[np.ndarray, np.ndarray]:
     """Times (S',) s at `fps` frames per second from t[0] to t[−1], and the quaternions
     (S', N, 4) slerped there from samples q (S, N, 4) at times t."""
-    count = int(np.floor((t[-1] - t[0]) * fps + 1e-6)) + 1
+    count = frame_count(t[-1] - t[0], fps)
     times = t[0] + np.arange(count) / fps
     if len(t) == 1:
         return times, np.repeat(q, count, axis=0)
@@ -347,14 +347,13 @@ def _glb(json_chunk: bytes, bin_chunk: bytes) -> bytes:
                      struct.pack("<I4s", len(bin_chunk), b"BIN\0"), bin_chunk])
 
 
-def raw_size(glb_motion: Motion, fps: float | None = None) -> int:
+def raw_size(motion: Motion, fps: float | None = None) -> int:
     """Bytes of the animation samples (float32 times, float32 quaternions) plus the meshes
     (float32 positions and normals, uint16 tube indices) alone: what a file cannot do
     without, against which its overhead (JSON, padding) is measured."""
-    n = len(glb_motion.names)
-    samples = len(glb_motion.t) if fps is None else int(
-        np.floor((glb_motion.t[-1] - glb_motion.t[0]) * fps + 1e-6)) + 1
-    triangles = len(foliage_clumps(glb_motion.leaf_area, glb_motion.form).limb)
+    n = len(motion.names)
+    samples = len(motion.t) if fps is None else frame_count(motion.t[-1] - motion.t[0], fps)
+    triangles = len(foliage_clumps(motion.leaf_area, motion.form).limb)
     return (4 * samples + 16 * samples * n + n * 2 * TUBE_SIDES * 24 + 6 * TUBE_SIDES * 2
             + triangles * 3 * 24)
 
