@@ -12,7 +12,6 @@ target and rename it at the end; Cancel removes it.
 from __future__ import annotations
 
 import os
-import tempfile
 import threading
 import traceback
 from dataclasses import dataclass
@@ -129,7 +128,7 @@ class AnimationExport(QObject):
         self._timer = QTimer(self)
 
     def start(self) -> None:
-        from treedyn_core.output_file import check_output
+        from treedyn_core.output_file import check_output, temporary_beside
 
         try:
             if self.request.kind == MP4:
@@ -138,9 +137,7 @@ class AnimationExport(QObject):
         except Exception as error:
             self._finish(False, str(error))
             return
-        handle, self._temporary = tempfile.mkstemp(
-            dir=self.path.parent, prefix=f".{self.path.stem}.", suffix=f".tmp{self.path.suffix}")
-        os.close(handle)
+        self._temporary = temporary_beside(self.path)
         self.progress.show()
         if self.request.kind == GLTF:
             threading.Thread(target=self._write_gltf, daemon=True).start()

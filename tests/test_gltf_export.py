@@ -258,3 +258,17 @@ def test_gltf_export_imports_no_gui_toolkit(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=300, check=True)
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_written_file_has_the_usual_permissions(tmp_path):
+    """Written through a temporary file (mkstemp makes it 0600), the result gets the mode a
+    newly created file gets here (0666 less the umask)."""
+    import os
+
+    npz = tmp_path / "run.npz"
+    assert main(["run", "two_limbs", "--duration", "0.2", "--out", str(npz)]) == 0
+    out = tmp_path / "run.glb"
+    assert main(["export", str(npz), str(out)]) == 0
+    (tmp_path / "plain").touch()
+    assert out.stat().st_mode & 0o777 == (tmp_path / "plain").stat().st_mode & 0o777
+    assert os.access(out, os.R_OK)

@@ -32,13 +32,31 @@ def check_output(path: str | os.PathLike, suffixes: tuple[str, ...], what: str) 
     return path
 
 
-def write_atomically(path: Path, write: Callable[[str], None]) -> None:
-    """Call write(temporary_name) for a temporary file beside `path` (same suffix, for
-    writers that go by it), then rename it to `path`; on any failure, or an interruption,
-    remove it and leave `path` as it was."""
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+# Read once: os.umask can only be read by setting it, which is not safe once threads run.
+_FILE_MODE = 0o666 & ~_umask()
+
+
+def temporary_beside(path: Path) -> str:
+    """A new empty file in `path`'s folder, hidden, with `path`'s suffix (for writers that go
+    by it) and the permissions a newly created `path` would get (mkstemp's are 0600)."""
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.",
                                          suffix=f".tmp{path.suffix}")
     os.close(handle)
+    os.chmod(temporary, _FILE_MODE)
+    return temporary
+
+
+def write_atomically(path: Path, write: Callable[[str], None]) -> None:
+    """Call write(temporary_name) for a temporary file beside `path` (`temporary_beside`),
+    then rename it to `path`; on any failure, or an interruption, remove it and leave `path`
+    as it was."""
+    temporary = temporary_beside(path)
     try:
         write(temporary)
         os.replace(temporary, path)
