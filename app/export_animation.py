@@ -1,9 +1,10 @@
 """File → Export animation…: the next seconds of the tree, simulated at the sliders' values,
 as animated glTF or as an MP4 film, while the live view keeps running.
 
-The export simulates a simulation of its own, built from the running preset with the
-controls' values written in (`MainWindow.current_preset_data`), from the preset's start. A
-glTF export simulates and writes on a thread of its own; a film simulates and draws one
+The export simulates a simulation of its own, going on from the live one's present state
+(taken in the worker between two steps: `Simulation.saved_state`) with the settings in force
+(`Simulation.preset_data`); should the worker not answer within LIVE_STATE_TIMEOUT_S, from the
+preset's start with the controls' values (`MainWindow.current_preset_data`). A glTF export simulates and writes on a thread of its own; a film simulates and draws one
 frame per turn of the GUI's event loop (OpenGL lives on the GUI thread), into an offscreen
 canvas of its own (`render_video.FilmCanvas`). Both write a temporary file beside the
 target and rename it at the end; Cancel removes it.
@@ -17,6 +18,7 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 from PyQt6.QtCore import QObject, Qt, QTimer, pyqtSignal
 from PyQt6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QDoubleSpinBox,
                              QFormLayout, QProgressDialog, QSpinBox, QWidget)
@@ -25,6 +27,7 @@ from .render_video import MAX_SIZE, MIN_SIDE, VideoJob, check_size, film_frames
 
 GLTF, MP4 = "glb", "mp4"
 POLL_MS = 50  # how often the progress dialog reads a glTF export's progress
+LIVE_STATE_TIMEOUT_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -118,6 +121,8 @@ class AnimationExport(QObject):
         self.result: tuple[bool, str] | None = None  # (ok, message) once finished
         self._outcome: tuple[bool, str] | None = None  # the glTF thread's, for `_poll`
         self._cancel = threading.Event()
+        self._live_taken = threading.Event()
+        self._live = None
         self._temporary: str | None = None
         self.progress = QProgressDialog(f"Exporting {self.path.name}…", "Cancel", 0, self.total,
                                         parent)
@@ -126,6 +131,33 @@ class AnimationExport(QObject):
         self.progress.setMinimumDuration(0)
         self.progress.canceled.connect(self.cancel)
         self._timer = QTimer(self)
+
+    def take_live_state(self, sim) -> None:
+        """In the worker, between steps (`SimulationWorker.call`): what the export goes on
+        from."""
+        self._live = (sim.preset_data(), sim.saved_state(), list(sim.tree.names))
+        self._live_taken.set()
+
+    def _simulation(self):
+        """The export's own simulation, at the live state when it came in time."""
+        from treedyn_core.simulation import Simulation
+
+        if not self._live_taken.wait(LIVE_STATE_TIMEOUT_S):
+            sim = Simulation.from_data(self.data)
+            sim.warm_up()
+            return sim
+        data, state, names = self._live
+        sim = Simulation.from_data(data)
+        if list(sim.tree.names) != names:  # a preset rewritten as explicit limbs: reorder
+            order = [sim.tree.index_of[name] for name in names]
+            q, v, time, wind, springs = state
+            permuted = [np.empty_like(a) for a in (q, v, springs)]
+            for out, a in zip(permuted, (q, v, springs)):
+                out[order] = a
+            state = (permuted[0], permuted[1], time, wind, permuted[2])
+        sim.warm_up()
+        sim.restore_state(state)
+        return sim
 
     def start(self) -> None:
         from treedyn_core.output_file import check_output, temporary_beside
@@ -154,11 +186,9 @@ class AnimationExport(QObject):
 
     def _write_gltf(self) -> None:
         from treedyn_core.gltf_export import MotionRecorder, write_glb
-        from treedyn_core.simulation import Simulation
 
         try:
-            sim = Simulation.from_data(self.data)
-            sim.warm_up()
+            sim = self._simulation()
             recorder = MotionRecorder(sim, self.request.duration, self.request.fps)
             for self.done in recorder:
                 if self._cancel.is_set():
@@ -179,11 +209,8 @@ class AnimationExport(QObject):
     # -- film: one frame per turn of the event loop -------------------------------------------------
 
     def _start_film(self) -> None:
-        from treedyn_core.simulation import Simulation
-
         try:
-            sim = Simulation.from_data(self.data)
-            sim.warm_up()
+            sim = self._simulation()
             job = VideoJob(self.total, self.request.fps, self.request.size)
             self._frames = film_frames(sim, job, self._temporary, self.request.duration)
         except Exception as error:

@@ -351,7 +351,8 @@ class MainWindow(QMainWindow):
             self.export_animation(path, request)
 
     def export_animation(self, path: str | os.PathLike, request) -> AnimationExport:
-        """Start exporting the next `request.duration` s at the controls' values to `path`."""
+        """Start exporting the next `request.duration` s of the live simulation, at the
+        settings in force, to `path`."""
         job = AnimationExport(self.current_preset_data(), path, request, self)
         self.export_animation_action.setEnabled(False)
 
@@ -363,6 +364,7 @@ class MainWindow(QMainWindow):
                 self._warn("Cannot export the animation", message)
 
         job.finished.connect(finished)
+        self.worker.call(job.take_live_state)
         job.start()
         return job
 

@@ -92,3 +92,31 @@ def test_cancel_leaves_no_file(qtbot, window, tmp_path):
     assert job.result == (False, "cancelled")
     assert list(folder.iterdir()) == []
     assert window.export_animation_action.isEnabled()
+
+
+def test_export_goes_on_from_the_live_motion(qtbot, window, tmp_path):
+    """The export's first frame is the live simulation's state when it was asked for (the
+    worker paused here so that the state holds still), not the preset's start."""
+    import numpy as np
+
+    from app.worker import PAUSED
+    from test_gltf_export import _tips_from_gltf
+    from treedyn_core.simulation import Simulation
+
+    qtbot.waitUntil(lambda: window.worker.simulation.time > 1.0, timeout=READY_TIMEOUT_MS)
+    window.worker.pause()
+    qtbot.waitUntil(lambda: window.worker.latest.state == PAUSED, timeout=10_000)
+    live = window.worker.simulation
+    live_tip = live.tree.to_preset_order(live.tip.copy())
+    rest = Simulation(load_preset("sapling"))
+    order = rest.tree.to_preset_order
+    arrays = {"names": order(np.array(rest.tree.names, dtype=object)),
+              "C_IF": order(rest.C_IF, axis=0)[None], "tip": order(rest.tip, axis=0)[None],
+              "base": order(rest.base, axis=0)[None]}
+    out = tmp_path / "live.glb"
+    job = window.export_animation(out, ExportRequest(GLTF, 0.5, 30.0))
+    qtbot.waitUntil(lambda: _finished(job), timeout=EXPORT_TIMEOUT_MS)
+    assert job.result[0], job.result
+    first = _tips_from_gltf(out, arrays, np.array([0.0]))[0]
+    assert np.abs(first - live_tip).max() < 1e-5
+    assert np.abs(live_tip - order(rest.tree.rest_tip, axis=0)).max() > 1e-3  # it had moved
