@@ -21,9 +21,12 @@ import numpy as np
 import vispy
 import vispy.app
 from PyQt6.QtCore import Qt
+from PyQt6.QtGui import QWindow
 from PyQt6.QtWidgets import QWidget
 from vispy import gloo, scene
 from vispy.util import keys
+
+from treedyn_core.limb_mesh import FORMS, FoliageForm
 
 from .grab import pick_segment
 from .tree_visual import LINES, TUBES, TreeVisual
@@ -65,8 +68,10 @@ def configure_vispy() -> None:
         vispy.use(app="pyqt6", gl=gl)
     except RuntimeError:  # vispy already set up by the host program: take it as it is
         pass
-    from . import gl_window
-    gl_window.install(vispy.app.use_app())
+    application = vispy.app.use_app()
+    if application.backend_name.lower() == "pyqt6":  # not headless EGL (`render_video`)
+        from . import gl_window
+        gl_window.install(application)
     from vispy.gloo import gl as gloo_gl
     backend = getattr(gloo_gl, "current_backend", None)
     tubes_available = getattr(backend, "__name__", "").endswith("glplus")
@@ -163,9 +168,11 @@ class TreeCanvas:
         # The native GL window in the widget tree. A click in it takes the keyboard focus from
         # whichever widget had it (a spin box would otherwise swallow the Space shortcut), as
         # vispy's QOpenGLWidget did; the container passes its focus on to the window.
-        self.widget = QWidget.createWindowContainer(self.canvas.native)
-        self.widget.setFocusPolicy(Qt.FocusPolicy.WheelFocus)
-        self.canvas.events.mouse_press.connect(self._take_focus, position="first")
+        self.widget = None  # none on a headless backend (EGL: `render_video`)
+        if isinstance(self.canvas.native, QWindow):
+            self.widget = QWidget.createWindowContainer(self.canvas.native)
+            self.widget.setFocusPolicy(Qt.FocusPolicy.WheelFocus)
+            self.canvas.events.mouse_press.connect(self._take_focus, position="first")
 
     def _take_focus(self, event=None) -> None:
         self.widget.setFocus(Qt.FocusReason.MouseFocusReason)
@@ -177,8 +184,9 @@ class TreeCanvas:
 
     # -- verbs ----------------------------------------------------------------------------------
 
-    def set_tree(self, tree, reframe: bool = True) -> None:
-        """Show a new tree at rest, with a ground grid to its size, and frame it."""
+    def set_tree(self, tree, reframe: bool = True, form: FoliageForm = FORMS["broadleaf"]) -> None:
+        """Show a new tree at rest (its foliage of species `form`), with a ground grid to its
+        size, and frame it."""
         points = np.concatenate([tree.rest_base, tree.rest_tip])
         low, high = points.min(axis=0), points.max(axis=0)
         root = np.asarray(tree.rest_base[0], dtype=float)
@@ -188,7 +196,7 @@ class TreeCanvas:
                                                        points[:, 1] - self._centre[1]))),
                                  0.15 * self._height)
         self._set_up_ground()
-        self.tree.set_tree(tree)
+        self.tree.set_tree(tree, form)
         self.set_wind(*self._wind)
         if reframe:
             self.frame_tree()
@@ -360,7 +368,8 @@ class TreeCanvas:
 
     def close(self) -> None:
         self.canvas.close()
-        self.widget.close()
+        if self.widget is not None:
+            self.widget.close()
 
     # -- internals ------------------------------------------------------------------------------
 

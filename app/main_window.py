@@ -24,6 +24,7 @@ from PyQt6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, QMa
 
 from treedyn_core.errors import TreedynError
 from treedyn_core.expand import expanded_data
+from treedyn_core.limb_mesh import foliage_form
 from treedyn_core.preset import load_preset, save_preset, shipped_presets
 from treedyn_core.simulation import INTEGRATORS, MODELS
 from treedyn_core.tree import build_tree
@@ -32,6 +33,7 @@ from . import canvas as canvas_module
 from .canvas import TreeCanvas
 from .controls import Controls
 from .dialogs import ImageSizeDialog
+from .export_animation import AnimationExport, ExportAnimationDialog
 from .grab import GrabTool
 from .mode_shapes import ModeAnimation, ModesJob
 from .modes_panel import ModesPanel
@@ -198,6 +200,8 @@ class MainWindow(QMainWindow):
                                            "Ctrl+Shift+S")
         self.export_action = self._action(file_menu, "&Export image…", None,
                                           self.export_image_dialog, "Ctrl+E")
+        self.export_animation_action = self._action(file_menu, "Export &animation…", None,
+                                                    self.export_animation_dialog, "Ctrl+Shift+E")
         self.recent_menu = file_menu.addMenu("Recent &files")
         file_menu.addSeparator()
         self.quit_action = self._action(file_menu, "&Quit", None, self.close, "Ctrl+Q")
@@ -213,7 +217,7 @@ class MainWindow(QMainWindow):
         group = QActionGroup(self)
         group.setExclusive(True)
         self.lines_action = QAction("&Lines (fast, software OpenGL)", self, checkable=True)
-        self.tubes_action = QAction("&Tubes (instanced cylinders, needs a GPU)", self,
+        self.tubes_action = QAction("&Tubes (tapered, lit; slower without a GPU)", self,
                                     checkable=True)
         for action, mode in ((self.lines_action, LINES), (self.tubes_action, TUBES)):
             group.addAction(action)
@@ -334,6 +338,39 @@ class MainWindow(QMainWindow):
             return False
         self.statusBar().showMessage(f"Exported {width} × {height} px to {path}", 5000)
         return True
+
+    # -- animation export -------------------------------------------------------------------------
+
+    def export_animation_dialog(self) -> None:
+        """File → Export animation…: format and length, then the file."""
+        request = ExportAnimationDialog.ask(self)
+        if request is None:
+            return
+        name = (self._preset.data.get("name") or "treedyn").replace(" ", "_") + f".{request.kind}"
+        kinds = {"glb": "glTF binary (*.glb)", "mp4": "MP4 films (*.mp4)"}
+        path, _ = QFileDialog.getSaveFileName(self, "Export animation", name, kinds[request.kind])
+        if path:
+            if not Path(path).suffix:
+                path += f".{request.kind}"
+            self.export_animation(path, request)
+
+    def export_animation(self, path: str | os.PathLike, request) -> AnimationExport:
+        """Start exporting the next `request.duration` s of the live simulation, at the
+        settings in force, to `path`."""
+        job = AnimationExport(self.current_preset_data(), path, request, self)
+        self.export_animation_action.setEnabled(False)
+
+        def finished(ok: bool, message: str) -> None:
+            self.export_animation_action.setEnabled(True)
+            if ok:
+                self.statusBar().showMessage(message, 8000)
+            elif message != "cancelled":
+                self._warn("Cannot export the animation", message)
+
+        job.finished.connect(finished)
+        self.worker.call(job.take_live_state)
+        job.start()
+        return job
 
     # -- mode viewer ------------------------------------------------------------------------------
 
@@ -659,7 +696,8 @@ class MainWindow(QMainWindow):
                 self._stop_mode(resume=True)
             # A new preset is framed afresh; the same one rebuilt (another model) keeps the
             # user's camera.
-            self.canvas.set_tree(frame.tree, reframe=frame.preset is not self._framed_preset)
+            self.canvas.set_tree(frame.tree, reframe=frame.preset is not self._framed_preset,
+                                 form=foliage_form(frame.preset.data))
             self._framed_preset = frame.preset
             self._drawn_snapshot = None
         if frame.snapshot is not None and frame.snapshot is not self._drawn_snapshot \

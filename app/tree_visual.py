@@ -3,53 +3,31 @@
 Drawing follows docs/performance.md §5 (Mesa llvmpipe): GL line segments in a few width classes
 (a GL line has one width), all in one visual (`LimbLinesVisual`: one vertex buffer,
 one draw call per class; each vispy visual costs ~0.3–0.5 ms of Python a frame).
-Foliage is one visual of flat triangles (see FOLIAGE_AREA).
+Foliage is one visual of flat triangles. Their shapes and colours, and the tapered tubes of
+the tubes mode, come from `treedyn_core.limb_mesh`, as in the exported glTF files.
 Every buffer is allocated when a tree is set and filled in place each frame;
 the per-frame path allocates nothing proportional to the tree.
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from vispy import gloo, scene
 from vispy.visuals import Visual
 
+from treedyn_core.limb_mesh import (FORMS, TUBE_SIDES, FoliageForm, foliage_clumps,
+                                    limb_colors, tip_radius, tube_faces, tube_vertices)
+
 WIDTH_CLASSES = 5
 MIN_WIDTH_PX = 1.0
 MAX_WIDTH_PX = 40.0
-# Colours (RGBA, 0..1): bark at the trunk, fresh green at the twigs, foliage.
-BARK = np.array([0.40, 0.26, 0.13, 1.0])
-TWIG = np.array([0.42, 0.58, 0.20, 1.0])
-FOLIAGE = np.array([0.25, 0.50, 0.17])
-# Bark shade dominates: only the thinnest limbs turn green (t ** GREEN_EXPONENT).
-GREEN_EXPONENT = 2.0
-# Foliage: each leafy limb (leaf area A, m²) gets a clump of flat triangles whose total area
-# is FOLIAGE_AREA·A, centred within FOLIAGE_SPREAD·sqrt(A) of a point LEAF_AT along the limb.
-# Triangles rather than marker sprites: software OpenGL fills a sprite's whole square through
-# a costly shader (3 fps on young_oak at 880×720), a triangle only its own pixels.
-FOLIAGE_AREA = 0.6
-FOLIAGE_SPREAD = 0.45
-LEAF_AT = 0.8
-MAX_TRIANGLES_PER_LIMB = 30
-MAX_FOLIAGE_TRIANGLES = 16000
-FOLIAGE_SEED = 20240607
-TUBE_SIDES = 8
 
 LINES = "lines"
 TUBES = "tubes"
-
-
-def limb_colors(radius: np.ndarray) -> np.ndarray:
-    """(N, 4) RGBA per limb, bark brown for the thickest to green for the thinnest."""
-    r_min, r_max = float(radius.min()), float(radius.max())
-    if r_max <= r_min * (1 + 1e-9):
-        t = np.zeros_like(radius)
-    else:
-        t = np.log(r_max / radius) / np.log(r_max / r_min)
-    t = t[:, None] ** GREEN_EXPONENT
-    return (1.0 - t) * BARK + t * TWIG
+# Tubes are lit on the CPU (their vertices move every frame): this much of the colour is
+# ambient, the rest falls as diffuse light from TUBE_LIGHT (unit, inertial, from above).
+TUBE_AMBIENT = 0.55
+TUBE_LIGHT = np.array([0.4, -0.6, 1.0]) / np.linalg.norm([0.4, -0.6, 1.0])
 
 
 def width_classes(radius: np.ndarray,
@@ -181,6 +159,26 @@ class FoliageVisual(_ColouredVerticesVisual):
 Foliage = scene.visuals.create_visual_node(FoliageVisual)
 
 
+class TubesVisual(_ColouredVerticesVisual):
+    """Indexed triangles with a colour per vertex (the tapered tubes, lit on the CPU)."""
+
+    def __init__(self):
+        super().__init__("triangles")
+        self.set_gl_state("opaque", depth_test=True, cull_face=False)
+
+    def set_mesh(self, positions: np.ndarray, colors: np.ndarray, faces: np.ndarray) -> None:
+        """(V, 3) float32 vertices, (V, 4) float32 RGBA, (F, 3) uint32 vertex indices."""
+        self._index_buffer = gloo.IndexBuffer(np.ascontiguousarray(faces, dtype=np.uint32))
+        self._set_vertices(positions, colors)
+
+    def set_colors(self, colors: np.ndarray) -> None:
+        """(V, 4) float32 RGBA, refilled in place."""
+        self._colors.set_data(colors)
+
+
+Tubes = scene.visuals.create_visual_node(TubesVisual)
+
+
 class TreeVisual:
     """Limbs and leaves of one tree under a vispy scene node.
 
@@ -201,9 +199,11 @@ class TreeVisual:
 
     # -- set up ---------------------------------------------------------------------------------
 
-    def set_tree(self, tree) -> None:
-        """Allocate and colour everything for `tree` (names, parent, radius, leaf_area, ...)."""
+    def set_tree(self, tree, form: FoliageForm = FORMS["broadleaf"]) -> None:
+        """Allocate and colour everything for `tree` (names, parent, radius, leaf_area, ...),
+        its foliage shaped by its species `form`."""
         self._tree = tree
+        self._form = form
         n = tree.n
         radius = np.asarray(tree.radius, dtype=float)
         klass, self._class_radius = width_classes(radius)
@@ -228,46 +228,25 @@ class TreeVisual:
         self.set_pixels_per_metre(self._px_per_m)
 
     def _set_up_leaves(self, tree) -> None:
-        """Random triangles (fixed seed) at fixed offsets, inertial axes, from each leafy
-        limb's anchor point; shaded lighter where they face up, as under the sky."""
-        leaf_area = np.asarray(tree.leaf_area, dtype=float)
-        leafy = np.flatnonzero(leaf_area > 0)
-        if len(leafy) > MAX_FOLIAGE_TRIANGLES:
-            # Over the budget: an evenly spread subset of the leafy limbs, each drawn with
-            # proportionally more foliage, so the crown looks as full at one triangle each.
-            leaf_area = leaf_area * (len(leafy) / MAX_FOLIAGE_TRIANGLES)
-            leafy = leafy[np.linspace(0, len(leafy) - 1, MAX_FOLIAGE_TRIANGLES).astype(int)]
-        per_limb = int(np.clip(MAX_FOLIAGE_TRIANGLES // max(len(leafy), 1), 1,
-                               MAX_TRIANGLES_PER_LIMB))
-        self._leaf_index = leafy
-        m = len(leafy)
-        self._leaf_base = np.empty((m, 3))
-        self._leaf_anchor = np.empty((m, 3))
-        self._leaves.visible = m > 0
-        if not m:
+        """The form's foliage triangles at fixed offsets (inertial axes) from a point along
+        each leafy limb; shaded lighter where they face up, as under the sky."""
+        clumps = foliage_clumps(tree.leaf_area, self._form)
+        t = len(clumps.limb)
+        self._leaves.visible = t > 0
+        self._leaf_index = clumps.limb
+        if not t:
             return
-        rng = np.random.default_rng(FOLIAGE_SEED)
-        t = m * per_limb
-        scale = np.repeat(np.sqrt(leaf_area[leafy]), per_limb)
-        centre = _random_unit(rng, t) * (FOLIAGE_SPREAD * scale
-                                         * rng.uniform(0, 1, t) ** (1 / 3))[:, None]
-        centre[:, 2] *= 0.7  # clumps a little flatter than round
-        # Equilateral triangles of area FOLIAGE_AREA·A/per_limb in random planes.
-        side = np.sqrt(4.0 / math.sqrt(3.0) * FOLIAGE_AREA * scale ** 2 / per_limb)
-        normal = _random_unit(rng, t)
-        u = np.cross(normal, _random_unit(rng, t))
-        u /= np.maximum(np.linalg.norm(u, axis=1, keepdims=True), 1e-12)
-        w = np.cross(normal, u)
-        circumradius = (side / math.sqrt(3.0))[:, None]
-        corners = [centre + circumradius * (math.cos(a) * u + math.sin(a) * w)
-                   for a in (0.0, 2 * math.pi / 3, 4 * math.pi / 3)]
-        self._leaf_offset = np.stack(corners, axis=1).reshape(-1, 3)  # (3T, 3)
-        self._leaf_vertex_limb = np.repeat(np.arange(m), 3 * per_limb)
+        # (3T, 3): a full array, as numpy allocates a buffer to broadcast a (3T, 1) column.
+        self._leaf_along = np.repeat(np.repeat(clumps.along, 3)[:, None], 3, axis=1)
+        self._leaf_offset = clumps.corners.reshape(-1, 3)  # (3T, 3)
+        self._leaf_vertex_limb = np.repeat(clumps.limb, 3)
         self._leaf_vertices = np.empty((3 * t, 3))
+        self._leaf_step = np.empty((3 * t, 3))
         self._leaf_pos = np.zeros((3 * t, 3), dtype=np.float32)
-        light = 0.75 + 0.35 * np.abs(normal[:, 2]) * rng.uniform(0.8, 1.2, t)
+        rng = np.random.default_rng(len(clumps.limb))
+        light = 0.75 + 0.35 * np.abs(clumps.normal[:, 2]) * rng.uniform(0.8, 1.2, t)
         colors = np.ones((t, 4))
-        colors[:, :3] = np.clip(FOLIAGE[None, :] * light[:, None], 0.0, 1.0)
+        colors[:, :3] = np.clip(clumps.colour[None, :] * light[:, None], 0.0, 1.0)
         self._leaf_colors = np.repeat(colors, 3, axis=0).astype(np.float32)
         self._leaves_ready = False
 
@@ -291,17 +270,17 @@ class TreeVisual:
         self._update_leaves(base, tip)
 
     def _update_leaves(self, base: np.ndarray, tip: np.ndarray) -> None:
+        """Vertex = base + along·(tip − base) + offset, of its limb; no per-limb allocation."""
         if not len(self._leaf_index):
             return
-        anchor = self._leaf_anchor
-        np.take(base, self._leaf_index, axis=0, out=self._leaf_base, mode="clip")
-        np.take(tip, self._leaf_index, axis=0, out=anchor, mode="clip")
-        anchor -= self._leaf_base
-        anchor *= LEAF_AT
-        anchor += self._leaf_base
-        np.take(anchor, self._leaf_vertex_limb, axis=0, out=self._leaf_vertices, mode="clip")
-        self._leaf_vertices += self._leaf_offset
-        self._leaf_pos[:] = self._leaf_vertices
+        vertices, step = self._leaf_vertices, self._leaf_step
+        np.take(tip, self._leaf_vertex_limb, axis=0, out=step, mode="clip")
+        np.take(base, self._leaf_vertex_limb, axis=0, out=vertices, mode="clip")
+        step -= vertices
+        step *= self._leaf_along
+        vertices += step
+        vertices += self._leaf_offset
+        self._leaf_pos[:] = vertices
         if self._leaves_ready:
             self._leaves.set_positions(self._leaf_pos)
         else:
@@ -336,7 +315,7 @@ class TreeVisual:
         return self._mode
 
     def set_mode(self, mode: str) -> None:
-        """LINES (default, fast in software) or TUBES (instanced cylinders, for a real GPU)."""
+        """LINES (default, fast in software) or TUBES (tapered, lit tubes; slower in software)."""
         if mode not in (LINES, TUBES):
             raise ValueError(f"unknown render mode {mode!r}")
         self._mode = mode
@@ -352,84 +331,27 @@ class TreeVisual:
     def _set_up_tubes(self) -> None:
         if not self._tubes_stale and self._tubes is not None:
             return
-        from vispy.geometry import create_cylinder
-
-        n = self._tree.n
-        self._tube_d = np.empty((n, 3))
-        self._tube_e1 = np.empty((n, 3))
-        self._tube_e2 = np.empty((n, 3))
-        self._tube_alt = np.empty((n, 3))
-        self._tube_len = np.empty((n, 1))
-        self._tube_norm = np.empty((n, 1))
-        self._tube_flip = np.empty((n, 1), dtype=bool)
-        self._tube_r = np.asarray(self._tree.radius, dtype=float)[:, None]
-        self._tube_pos = np.zeros((n, 3), dtype=np.float32)
-        self._tube_cols = [np.zeros((n, 3), dtype=np.float32) for _ in range(3)]
-        self._tube_base = np.empty((n, 3))
-        transforms = np.repeat(np.eye(3, dtype=np.float32)[None], n, axis=0)
-        cylinder = create_cylinder(2, TUBE_SIDES, radius=(1.0, 1.0), length=1.0)
-        if self._tubes is not None:
-            self._tubes.parent = None
-        self._tubes = scene.visuals.InstancedMesh(
-            cylinder.get_vertices(), cylinder.get_faces(), instance_positions=self._tube_pos,
-            instance_transforms=transforms, instance_colors=self._colors.astype(np.float32),
-            color=(1.0, 1.0, 1.0, 1.0),  # the instance colours multiply this base colour
-            shading="smooth", parent=self._parent)
-        shading = getattr(self._tubes, "shading_filter", None)
-        if shading is not None:  # soft light: bark stays brown, the sides a little darker
-            shading.ambient_light = (1, 1, 1, 0.65)
-            shading.diffuse_light = (1, 1, 1, 0.45)
-            shading.specular_light = (1, 1, 1, 0.0)
-            shading.light_dir = (-0.4, 1.0, -0.6)
+        tree = self._tree
+        n = tree.n
+        self._tube_r = np.asarray(tree.radius, dtype=float)
+        self._tube_r_tip = tip_radius(tree.parent, self._tube_r)
+        per_tube = 2 * TUBE_SIDES
+        faces = tube_faces(TUBE_SIDES)[None] + per_tube * np.arange(n, dtype=np.uint32)[:, None, None]
+        self._tube_pos = np.zeros((n * per_tube, 3), dtype=np.float32)
+        self._tube_base_color = np.repeat(self._colors[:, :3], per_tube, axis=0)
+        self._tube_color = np.ones((n * per_tube, 4), dtype=np.float32)
+        if self._tubes is None:
+            self._tubes = Tubes(parent=self._parent)
+        self._tubes.set_mesh(self._tube_pos, self._tube_color, faces.reshape(-1, 3))
         self._tubes.visible = self._mode == TUBES
         self._tubes_stale = False
 
     def _update_tubes(self, base: np.ndarray, tip: np.ndarray) -> None:
-        """Cylinder i: axis base → tip, radius r_i; columns (e1 r, e2 r, tip − base)."""
-        d, e1, e2, alt = self._tube_d, self._tube_e1, self._tube_e2, self._tube_alt
-        np.subtract(tip, base, out=d)
-        # e1 ⟂ d: d × x̂ = (0, d_z, −d_y), or d × ŷ = (−d_z, 0, d_x) where d is near x̂.
-        e1[:, 0] = 0.0
-        e1[:, 1] = d[:, 2]
-        np.negative(d[:, 1], out=e1[:, 2])
-        np.negative(d[:, 2], out=alt[:, 0])
-        alt[:, 1] = 0.0
-        alt[:, 2] = d[:, 0]
-        np.square(d[:, 0], out=self._tube_len[:, 0])
-        np.einsum("ij,ij->i", d, d, out=self._tube_norm[:, 0])
-        np.greater(self._tube_len, 0.81 * self._tube_norm, out=self._tube_flip)
-        np.copyto(e1, alt, where=self._tube_flip)
-        np.einsum("ij,ij->i", e1, e1, out=self._tube_norm[:, 0])
-        np.sqrt(self._tube_norm, out=self._tube_norm)
-        np.maximum(self._tube_norm, 1e-300, out=self._tube_norm)
-        e1 /= self._tube_norm
-        # e2 = d̂ × e1
-        np.einsum("ij,ij->i", d, d, out=self._tube_len[:, 0])
-        np.sqrt(self._tube_len, out=self._tube_len)
-        np.maximum(self._tube_len, 1e-300, out=self._tube_len)
-        e2[:, 0] = d[:, 1] * e1[:, 2] - d[:, 2] * e1[:, 1]
-        e2[:, 1] = d[:, 2] * e1[:, 0] - d[:, 0] * e1[:, 2]
-        e2[:, 2] = d[:, 0] * e1[:, 1] - d[:, 1] * e1[:, 0]
-        e2 /= self._tube_len
-        e1 *= self._tube_r
-        e2 *= self._tube_r
-        self._tube_cols[0][:] = e1
-        self._tube_cols[1][:] = e2
-        self._tube_cols[2][:] = d
-        self._tube_pos[:] = base
-        tubes = self._tubes
-        vbos = getattr(tubes, "_instance_transforms_vbos", None)
-        if vbos is not None and getattr(tubes, "_instance_positions_vbo", None) is not None:
-            tubes._instance_positions_vbo.set_data(self._tube_pos)
-            for vbo, column in zip(vbos, self._tube_cols):
-                vbo.set_data(column)
-            tubes.update()
-        else:  # a vispy without those buffers: the public (allocating) setters
-            tubes.instance_positions = self._tube_pos
-            tubes.instance_transforms = np.stack(self._tube_cols, axis=-1)
-
-
-def _random_unit(rng: np.random.Generator, count: int) -> np.ndarray:
-    """(count, 3) random unit vectors, uniform on the sphere."""
-    v = rng.normal(size=(count, 3))
-    return v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
+        """Tapered tubes base → tip (`limb_mesh.tube_vertices`), lit from TUBE_LIGHT."""
+        vertices, normals = tube_vertices(base, tip - base, self._tube_r, self._tube_r_tip)
+        self._tube_pos[:] = vertices.reshape(-1, 3)
+        lit = np.abs(normals.reshape(-1, 3) @ TUBE_LIGHT)  # two-sided, as the lines are
+        self._tube_color[:, :3] = self._tube_base_color * (TUBE_AMBIENT
+                                                           + (1 - TUBE_AMBIENT) * lit)[:, None]
+        self._tubes.set_colors(self._tube_color)
+        self._tubes.set_positions(self._tube_pos)

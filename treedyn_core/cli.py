@@ -4,6 +4,8 @@
     treedyn run PRESET --duration S ...   headless simulation to an NPZ file
     treedyn modes PRESET ...              natural frequencies and mode shapes
     treedyn expand PRESET OUT.yaml        a preset as an explicit limb list
+    treedyn export RUN.npz OUT.glb        a run's motion as animated glTF 2.0
+    treedyn render PRESET --duration S --out OUT.mp4   the 3-D view as an H.264 film
     treedyn bench [performance|accuracy|frames] [--json] [--sizes N,...] [--repeat K]
 
 Bad input gives one line on stderr and exit status 2, never a traceback; a run that
@@ -34,7 +36,7 @@ EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
 MAX_DURATION = 1e9  # s, about 32 years of simulated time
 MIN_RTOL = 100 * np.finfo(float).eps  # scipy's dop853 raises smaller tolerances to this
-COMMANDS = ("run", "modes", "expand", "bench")
+COMMANDS = ("run", "modes", "expand", "bench", "export", "render")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -93,11 +95,20 @@ def _sizes(text: str) -> tuple[int, ...]:
     return sizes
 
 
+def _frame_size(text: str) -> tuple[int, int]:
+    import re
+
+    match = re.fullmatch(r"(\d+)x(\d+)", text.strip().lower())
+    if not match:
+        raise argparse.ArgumentTypeError(f"expected WxH in px like 1280x720, got '{text}'")
+    return int(match.group(1)), int(match.group(2))
+
+
 def _parsers() -> dict[str, argparse.ArgumentParser]:
     parsers: dict[str, argparse.ArgumentParser] = {}
 
     app = _Parser(prog="treedyn", description="A tree blown by the wind, simulated and shown "
-                  "live in 3-D. Subcommands: run, modes, expand, bench "
+                  "live in 3-D. Subcommands: run, modes, expand, bench, export, render "
                   "(treedyn SUBCOMMAND --help).")
     app.add_argument("preset", nargs="?", help="preset file or shipped preset name "
                      "(default: young_oak)")
@@ -124,8 +135,35 @@ def _parsers() -> dict[str, argparse.ArgumentParser]:
     run.add_argument("--probe", action="store_true", help="also save the wind at the crown top, "
                      "the total aerodynamic force and the base bending moment per frame")
     run.add_argument("--out", metavar="FILE.npz", help="output file (default: PRESET.npz in the "
-                     "current folder)")
+                     "current folder; with --gltf, none unless given)")
+    run.add_argument("--gltf", metavar="OUT.glb", help="also write the motion as animated "
+                     "binary glTF 2.0 (one node per limb, +Y up, metres)")
     parsers["run"] = run
+
+    export = _Parser(prog="treedyn export", description="Write the motion of a `treedyn run` "
+                     "NPZ file as animated binary glTF 2.0 (one node per limb, its rotation "
+                     "animated; +Y up, metres).")
+    export.add_argument("run", metavar="RUN.npz", help="an NPZ file written by treedyn run")
+    export.add_argument("out", metavar="OUT.glb", help="output file")
+    export.add_argument("--fps", type=_positive_float, metavar="F", help="resample the "
+                        "animation at F frames per second (default: the run's own frames)")
+    parsers["export"] = export
+
+    render = _Parser(prog="treedyn render", description="Render the app's 3-D view of a "
+                     "simulation frame by frame at simulated time to an H.264 MP4 film (needs "
+                     "a display: a desktop, or xvfb-run).")
+    render.add_argument("preset", help="preset file or shipped preset name")
+    render.add_argument("--duration", type=_positive_float, required=True, metavar="S",
+                        help="simulated time, s")
+    render.add_argument("--out", required=True, metavar="OUT.mp4", help="output file")
+    render.add_argument("--size", type=_frame_size, default=(1280, 720), metavar="WxH",
+                        help="frame size in px, even numbers (default 1280x720)")
+    render.add_argument("--fps", type=_positive_float, default=30.0, metavar="F",
+                        help="frames per second of simulated time (default 30)")
+    render.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        dest="overrides", help="override a preset key by its path, e.g. "
+                        "--set wind.speed=12")
+    parsers["render"] = render
 
     modes = _Parser(prog="treedyn modes", description="Natural frequencies and mode shapes of "
                     "the tree linearised about its static equilibrium.")
@@ -178,12 +216,63 @@ def _cmd_run(args) -> int:
     out = Path(args.out) if args.out is not None else Path(f"{Path(args.preset).stem}.npz")
     if out.suffix != ".npz" or not out.stem:
         raise TreedynError(f"--out must name a .npz file, got '{args.out}'")
-    check_writable(out)
+    gltf = None
+    if args.gltf:
+        from .output_file import check_output
+
+        gltf = check_output(args.gltf, (".glb",), "--gltf")
+        if args.out is None:
+            out = None
+    if out is not None:
+        check_writable(out)
     sim = Simulation(preset, integrator=args.integrator, model=args.model,
                      rtol=args.rtol, atol=args.atol)
     result = simulate(sim, args.duration, args.every, progress=True, probe=args.probe)
-    write_npz(result.arrays, out)
-    _say(f"{result.summary()}; wrote {out}", deliverable=False)
+    wrote = []
+    if out is not None:
+        write_npz(result.arrays, out)
+        wrote.append(str(out))
+    if gltf is not None:
+        from .gltf_export import Motion, write_glb
+
+        size = write_glb(Motion.from_arrays(result.arrays), gltf)
+        wrote.append(f"{gltf} ({size / 1e6:.1f} MB)")
+    _say(f"{result.summary()}; wrote {' and '.join(wrote)}", deliverable=False)
+    return 0
+
+
+def _cmd_export(args) -> int:
+    import time
+
+    from .gltf_export import load_motion, write_glb
+    from .output_file import check_output
+
+    out = check_output(args.out, (".glb",), "the output")
+    start = time.perf_counter()
+    motion = load_motion(args.run)
+    size = write_glb(motion, out, args.fps)
+    print(f"wrote {out}: {len(motion.names)} limbs, {motion.t[-1] - motion.t[0]:.3f} s of motion "
+          f"at {args.fps or (len(motion.t) - 1) / max(motion.t[-1] - motion.t[0], 1e-300):.4g} "
+          f"frames per second, {size / 1e6:.1f} MB, in {time.perf_counter() - start:.1f} s")
+    return 0
+
+
+def _cmd_render(args) -> int:
+    from treedyn_app.main import _display_problem  # no Qt imported yet
+    from treedyn_app.render_video import check_size
+
+    from .output_file import check_output
+
+    check_size(*args.size)
+    out = check_output(args.out, (".mp4",), "--out")
+    preset = _load(args.preset, args.overrides)
+    if _display_problem():
+        from treedyn_app.render_video import use_headless_egl
+
+        use_headless_egl()
+    from treedyn_app.render_video import render_command
+
+    print(render_command(preset, args.duration, out, args.size, args.fps))
     return 0
 
 
@@ -322,7 +411,8 @@ def _main(argv: list[str] | None) -> int:
     command = argv[0] if argv and argv[0] in COMMANDS else "app"
     rest = argv[1:] if command != "app" else argv
     handlers = {"run": _cmd_run, "modes": _cmd_modes, "expand": _cmd_expand,
-                "bench": _cmd_bench, "app": _cmd_app}
+                "bench": _cmd_bench, "export": _cmd_export, "render": _cmd_render,
+                "app": _cmd_app}
     try:
         args = parsers[command].parse_args(rest)
         return handlers[command](args)

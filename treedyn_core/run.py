@@ -18,6 +18,7 @@ import numpy as np
 from .divergence import DivergenceGuard
 from .errors import TreedynError
 from .resources import check_memory
+from .limb_mesh import foliage_form
 from .simulation import Simulation
 
 FRAMES_PER_SECOND = 30      # default output sampling, frames per simulated second
@@ -137,6 +138,10 @@ def simulate(sim: Simulation, duration: float, every: int | None = None,
         out[key] = tree.to_preset_order(out[key], axis=1)
     out["names"] = np.array(tree.to_preset_order(np.array(tree.names, dtype=object)), dtype=str)
     out["parent"] = _preset_parents(tree)
+    # The limbs' looks, for `treedyn export` (glTF): radii, leaf areas, species form.
+    out["radius"] = tree.to_preset_order(tree.radius)
+    out["leaf_area"] = tree.to_preset_order(tree.leaf_area)
+    out["foliage_form"] = np.array(foliage_form(sim.data).name)
     return RunResult(out, steps, wall, sim.energy_scale)
 
 

@@ -283,6 +283,19 @@ class Simulation:
         forward_kinematics(t.parent, t.base_offset, self.q, self.v, w.C_IF, w.base,
                            w.omega, w.base_vel, w.omega_rel)
 
+    def saved_state(self) -> tuple:
+        """Copies of what changes as the simulation runs (joints, rates, time, wind, the
+        springs' rest rotations), for `restore_state` on a simulation of the same preset: an
+        export goes on from the live motion."""
+        return (self.q.copy(), self.v.copy(), self.time, self.wind.state.copy(),
+                self.spring_C_rel.copy())
+
+    def restore_state(self, state: tuple) -> None:
+        """Take up a `saved_state`."""
+        q, v, self.time, wind, self.spring_C_rel = state
+        self.q[:], self.v[:], self.wind.state[:] = q, v, wind
+        self._kinematics()
+
     # -- settings that take effect at the next step ---------------------------------------------
 
     def set_stiffness_scale(self, value: float) -> None:

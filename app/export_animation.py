@@ -1,0 +1,254 @@
+"""File → Export animation…: the next seconds of the tree, simulated at the sliders' values,
+as animated glTF or as an MP4 film, while the live view keeps running.
+
+The export simulates a simulation of its own, going on from the live one's present state
+(taken in the worker between two steps: `Simulation.saved_state`) with the settings in force
+(`Simulation.preset_data`); should the worker not answer within LIVE_STATE_TIMEOUT_S, from the
+preset's start with the controls' values (`MainWindow.current_preset_data`). A glTF export simulates and writes on a thread of its own; a film simulates and draws one
+frame per turn of the GUI's event loop (OpenGL lives on the GUI thread), into an offscreen
+canvas of its own (`render_video.FilmCanvas`). Both write a temporary file beside the
+target and rename it at the end; Cancel removes it.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from PyQt6.QtCore import QObject, Qt, QTimer, pyqtSignal
+from PyQt6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QDoubleSpinBox,
+                             QFormLayout, QProgressDialog, QSpinBox, QWidget)
+
+from .render_video import MAX_SIZE, MIN_SIDE, VideoJob, check_size, film_frames
+
+GLTF, MP4 = "glb", "mp4"
+POLL_MS = 50  # how often the progress dialog reads a glTF export's progress
+LIVE_STATE_TIMEOUT_S = 5.0
+
+
+@dataclass(frozen=True)
+class ExportRequest:
+    """kind: GLTF or MP4; duration s of simulated time; fps frames per simulated second;
+    size (width, height) px of a film's frames."""
+
+    kind: str
+    duration: float
+    fps: float = 30.0
+    size: tuple[int, int] = (1280, 720)
+
+
+class ExportAnimationDialog(QDialog):
+    """Format, seconds, frames per second and (film) frame size of an export."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setWindowTitle("Export animation")
+        self.kind = QComboBox()
+        self.kind.addItem("glTF 2.0 animation (.glb: Blender, game engines, the web)", GLTF)
+        self.kind.addItem("MP4 film (H.264) of the 3-D view", MP4)
+        self.duration = QDoubleSpinBox()
+        self.duration.setRange(0.1, 600.0)
+        self.duration.setValue(10.0)
+        self.duration.setSuffix(" s")
+        self.fps = QSpinBox()
+        self.fps.setRange(1, 240)
+        self.fps.setValue(30)
+        self.fps.setSuffix(" frames/s")
+        self.width_box, self.height_box = QSpinBox(), QSpinBox()
+        for box, value, top in ((self.width_box, 1280, MAX_SIZE[0]),
+                                (self.height_box, 720, MAX_SIZE[1])):
+            box.setRange(MIN_SIDE, top)
+            box.setSingleStep(2)
+            box.setValue(value)
+            box.setSuffix(" px")
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
+                                   | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        form = QFormLayout(self)
+        form.addRow("Format", self.kind)
+        form.addRow("The next", self.duration)
+        form.addRow("Frames", self.fps)
+        form.addRow("Film width", self.width_box)
+        form.addRow("Film height", self.height_box)
+        form.addRow(buttons)
+        self.kind.currentIndexChanged.connect(self._kind_changed)
+        self._kind_changed()
+
+    def _kind_changed(self) -> None:
+        film = self.kind.currentData() == MP4
+        self.width_box.setEnabled(film)
+        self.height_box.setEnabled(film)
+
+    def request(self) -> ExportRequest:
+        # Even sizes only (H.264's 4:2:0 colour): round an odd entry down.
+        size = (self.width_box.value() // 2 * 2, self.height_box.value() // 2 * 2)
+        return ExportRequest(self.kind.currentData(), self.duration.value(),
+                             float(self.fps.value()), size)
+
+    @staticmethod
+    def ask(parent: QWidget | None) -> ExportRequest | None:
+        """Ask; None when cancelled."""
+        dialog = ExportAnimationDialog(parent)
+        if dialog.exec() == QDialog.DialogCode.Accepted:
+            return dialog.request()
+        return None
+
+
+class AnimationExport(QObject):
+    """One export under way, with a progress dialog whose Cancel stops it.
+
+    `finished(ok, message)` is emitted once, on the GUI thread: ok is False when it was
+    cancelled or failed (the message says which), and then no file is left behind.
+    """
+
+    finished = pyqtSignal(bool, str)
+
+    def __init__(self, data: dict, path: str | os.PathLike, request: ExportRequest,
+                 parent: QWidget | None = None):
+        super().__init__(parent)
+        from treedyn_core.frame_clock import frame_count
+
+        self.path = Path(path)
+        self.request = request
+        self.data = data
+        self.total = frame_count(request.duration, request.fps)
+        self.done = 0
+        self.result: tuple[bool, str] | None = None  # (ok, message) once finished
+        self._outcome: tuple[bool, str] | None = None  # the glTF thread's, for `_poll`
+        self._cancel = threading.Event()
+        self._live_taken = threading.Event()
+        self._live = None
+        self._temporary: str | None = None
+        self.progress = QProgressDialog(f"Exporting {self.path.name}…", "Cancel", 0, self.total,
+                                        parent)
+        self.progress.setWindowTitle("Export animation")
+        self.progress.setWindowModality(Qt.WindowModality.NonModal)
+        self.progress.setMinimumDuration(0)
+        self.progress.canceled.connect(self.cancel)
+        self._timer = QTimer(self)
+
+    def take_live_state(self, sim) -> None:
+        """In the worker, between steps (`SimulationWorker.call`): what the export goes on
+        from."""
+        self._live = (sim.preset_data(), sim.saved_state(), list(sim.tree.names))
+        self._live_taken.set()
+
+    def _simulation(self):
+        """The export's own simulation, at the live state when it came in time."""
+        from treedyn_core.simulation import Simulation
+
+        if not self._live_taken.wait(LIVE_STATE_TIMEOUT_S):
+            sim = Simulation.from_data(self.data)
+            sim.warm_up()
+            return sim
+        data, state, names = self._live
+        sim = Simulation.from_data(data)
+        if list(sim.tree.names) != names:  # a preset rewritten as explicit limbs: reorder
+            order = [sim.tree.index_of[name] for name in names]
+            q, v, time, wind, springs = state
+            permuted = [np.empty_like(a) for a in (q, v, springs)]
+            for out, a in zip(permuted, (q, v, springs)):
+                out[order] = a
+            state = (permuted[0], permuted[1], time, wind, permuted[2])
+        sim.warm_up()
+        sim.restore_state(state)
+        return sim
+
+    def start(self) -> None:
+        from treedyn_core.output_file import check_output, temporary_beside
+
+        try:
+            if self.request.kind == MP4:
+                check_size(*self.request.size)
+            check_output(self.path, (f".{self.request.kind}",), "the file")
+        except Exception as error:
+            self._finish(False, str(error))
+            return
+        self._temporary = temporary_beside(self.path)
+        self.progress.show()
+        if self.request.kind == GLTF:
+            threading.Thread(target=self._write_gltf, daemon=True).start()
+            self._timer.timeout.connect(self._poll)
+            self._timer.start(POLL_MS)
+        else:
+            self._start_film()
+
+    def cancel(self) -> None:
+        """Stop; the partial file is removed."""
+        self._cancel.set()
+
+    # -- glTF: a thread simulates and writes ------------------------------------------------------
+
+    def _write_gltf(self) -> None:
+        from treedyn_core.gltf_export import MotionRecorder, write_glb
+
+        try:
+            sim = self._simulation()
+            recorder = MotionRecorder(sim, self.request.duration, self.request.fps)
+            for self.done in recorder:
+                if self._cancel.is_set():
+                    self._outcome = (False, "cancelled")
+                    return
+            size = write_glb(recorder.motion(), self._temporary)
+            self._outcome = (True, f"Exported {recorder.frames} frames to {self.path} "
+                                 f"({size / 1e6:.1f} MB)")
+        except Exception as error:
+            traceback.print_exc()
+            self._outcome = (False, f"{type(error).__name__}: {error}")
+
+    def _poll(self) -> None:
+        self.progress.setValue(min(self.done, self.total - 1))
+        if self._outcome is not None:
+            self._finish(*self._outcome)
+
+    # -- film: one frame per turn of the event loop -------------------------------------------------
+
+    def _start_film(self) -> None:
+        try:
+            sim = self._simulation()
+            job = VideoJob(self.total, self.request.fps, self.request.size)
+            self._frames = film_frames(sim, job, self._temporary, self.request.duration)
+        except Exception as error:
+            traceback.print_exc()
+            self._finish(False, f"{type(error).__name__}: {error}")
+            return
+        self._timer.timeout.connect(self._next_frame)
+        self._timer.start(0)
+
+    def _next_frame(self) -> None:
+        if self._cancel.is_set():
+            self._frames.close()
+            self._finish(False, "cancelled")
+            return
+        try:
+            self.done = next(self._frames)
+            self.progress.setValue(min(self.done, self.total - 1))
+        except StopIteration:
+            self._finish(True, f"Exported {self.total} frames of {self.request.size[0]} × "
+                               f"{self.request.size[1]} px to {self.path}")
+        except Exception as error:
+            traceback.print_exc()
+            self._frames.close()
+            self._finish(False, f"{type(error).__name__}: {error}")
+
+    # -- the end ------------------------------------------------------------------------------------
+
+    def _finish(self, ok: bool, message: str) -> None:
+        self._timer.stop()
+        if self._temporary is not None:
+            if ok:
+                try:
+                    os.replace(self._temporary, self.path)
+                except OSError as error:
+                    ok, message = False, f"cannot write {self.path}: {error.strerror}"
+            if not ok:
+                Path(self._temporary).unlink(missing_ok=True)
+        self.progress.reset()
+        self.progress.hide()
+        self.result = (ok, message)
+        self.finished.emit(ok, message)

@@ -1,0 +1,92 @@
+"""The limb and foliage geometry shared by the app and the glTF exporter (limb_mesh)."""
+
+import numpy as np
+import pytest
+
+from treedyn_core.limb_mesh import (FOLIAGE_AREA, FORMS, TWIG_TAPER, foliage_clumps,
+                                    foliage_form, tip_radius, tube_faces, tube_vertices)
+from treedyn_core.preset import load_preset
+
+SIDES = 8
+
+
+def _random_tubes(rng, n=50):
+    base = rng.normal(size=(n, 3))
+    axis = rng.normal(size=(n, 3)) * rng.uniform(0.1, 3, (n, 1))
+    axis[0] = [2.0, 1e-9, 0.0]  # along x̂: the other branch of `perpendicular`
+    r0 = rng.uniform(0.01, 0.3, n)
+    r1 = r0 * rng.uniform(0.2, 1.0, n)
+    return base, axis, r0, r1
+
+
+def test_tube_rings_lie_on_the_tapered_surface():
+    base, axis, r0, r1 = _random_tubes(np.random.default_rng(3))
+    vertices, normals = tube_vertices(base, axis, r0, r1, SIDES)
+    along = axis / np.linalg.norm(axis, axis=1, keepdims=True)
+    for ring, centre, radius in ((slice(0, SIDES), base, r0),
+                                 (slice(SIDES, 2 * SIDES), base + axis, r1)):
+        offset = vertices[:, ring] - centre[:, None]
+        np.testing.assert_allclose(np.linalg.norm(offset, axis=2), radius[:, None] * np.ones(SIDES),
+                                   rtol=1e-12)
+        np.testing.assert_allclose(np.einsum("nkj,nj->nk", offset, along), 0.0, atol=1e-12)
+    # Each normal is ⟂ to the surface's generator (base ring → tip ring) and its ring tangent.
+    generator = vertices[:, SIDES:] - vertices[:, :SIDES]
+    np.testing.assert_allclose(np.einsum("nkj,nkj->nk", normals[:, :SIDES], generator), 0.0,
+                               atol=1e-12)
+    tangent = np.roll(vertices[:, :SIDES], -1, axis=1) - np.roll(vertices[:, :SIDES], 1, axis=1)
+    np.testing.assert_allclose(np.einsum("nkj,nkj->nk", normals[:, :SIDES], tangent), 0.0,
+                               atol=1e-12)
+    np.testing.assert_allclose(np.linalg.norm(normals, axis=2), 1.0, rtol=1e-12)
+
+
+def test_tube_triangles_face_outward():
+    base, axis, r0, r1 = _random_tubes(np.random.default_rng(4))
+    vertices, normals = tube_vertices(base, axis, r0, r1, SIDES)
+    faces = tube_faces(SIDES)
+    a, b, c = (vertices[:, faces[:, k]] for k in range(3))
+    face_normal = np.cross(b - a, c - a)
+    vertex_normal = normals[:, faces].mean(axis=2)
+    assert (np.einsum("nfj,nfj->nf", face_normal, vertex_normal) > 0).all()
+    assert len(faces) == 2 * SIDES and faces.max() == 2 * SIDES - 1
+
+
+def test_tip_radius_meets_the_thickest_child():
+    parent = np.array([-1, 0, 0, 1])
+    radius = np.array([0.2, 0.1, 0.15, 0.05])
+    np.testing.assert_allclose(tip_radius(parent, radius),
+                               [0.15, 0.05, TWIG_TAPER * 0.15, TWIG_TAPER * 0.05])
+
+
+@pytest.mark.parametrize("form", sorted(FORMS))
+def test_foliage_area_and_placement(form):
+    rng = np.random.default_rng(5)
+    leaf_area = np.where(rng.uniform(size=300) < 0.5, rng.uniform(0.1, 2.0, 300), 0.0)
+    clumps = foliage_clumps(leaf_area, FORMS[form], max_triangles=3000)
+    corners = clumps.corners
+    area = 0.5 * np.linalg.norm(np.cross(corners[:, 1] - corners[:, 0],
+                                         corners[:, 2] - corners[:, 0]), axis=1)
+    # Every leafy limb carries FOLIAGE_AREA of its leaf area, and only leafy limbs carry any.
+    carried = np.bincount(clumps.limb, weights=area, minlength=len(leaf_area))
+    np.testing.assert_allclose(carried, FOLIAGE_AREA * leaf_area, rtol=1e-12)
+    low, high = FORMS[form].along
+    assert ((clumps.along >= low) & (clumps.along <= high)).all()
+    # Corners counter-clockwise about the normal.
+    face = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    np.testing.assert_allclose(face / np.linalg.norm(face, axis=1, keepdims=True),
+                               clumps.normal, atol=1e-9)
+
+
+def test_foliage_budget_spreads_the_area_over_fewer_limbs():
+    leaf_area = np.full(1000, 0.3)
+    clumps = foliage_clumps(leaf_area, FORMS["broadleaf"], max_triangles=200)
+    assert len(clumps.limb) == 200
+    corners = clumps.corners
+    area = 0.5 * np.linalg.norm(np.cross(corners[:, 1] - corners[:, 0],
+                                         corners[:, 2] - corners[:, 0]), axis=1)
+    np.testing.assert_allclose(area.sum(), FOLIAGE_AREA * leaf_area.sum(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("preset, form", [("young_oak", "broadleaf"), ("conifer", "conifer"),
+                                          ("weeping_willow", "weeping"), ("two_limbs", "broadleaf")])
+def test_species_form_of_the_shipped_presets(preset, form):
+    assert foliage_form(load_preset(preset).data).name == form
