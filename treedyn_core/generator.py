@@ -196,7 +196,36 @@ def _droop(C_IF: np.ndarray, angle: np.ndarray) -> np.ndarray:
     return _rotations(axis, bend) @ C_IF
 
 
-def generate(gen: dict, error: ErrorFactory | None = None) -> list[dict]:
+def stem_radii(length: float, radius: float, q: float, segments: int) -> np.ndarray:
+    """Radii (m) of the trunk limbs of a tapered stem r(z) = radius·((H − z)/H)^q, H = length,
+    each taken at its limb's mid-height (segments equal limbs from the ground up)."""
+    mid = (np.arange(segments) + 0.5) * (length / segments)
+    return radius * ((length - mid) / length) ** q
+
+
+def _masses(gen: dict, is_trunk: np.ndarray, length: np.ndarray, radius: np.ndarray,
+            leaf_area: np.ndarray, density: float | None, error: ErrorFactory):
+    """Limb masses (N,) kg, or None where the tree model derives them from the density: branch
+    wood scaled to ``branch_mass`` by volume, plus ``leaf_mass_per_area`` × leaf area."""
+    branch_mass = gen.get("branch_mass")
+    leaf_mass = float(gen.get("leaf_mass_per_area", 0.0)) * leaf_area
+    if branch_mass is None and not np.any(leaf_mass):
+        return [None] * len(length)
+    if density is None:
+        raise error(f"{_KEY}.leaf_mass_per_area", "needs the wood density to add leaf mass "
+                    "to wood mass")
+    wood = density * np.pi * radius ** 2 * length
+    branches = ~is_trunk
+    if branch_mass is not None and np.any(branches):
+        wood[branches] *= float(branch_mass) / wood[branches].sum()
+    explicit = branches if branch_mass is not None else np.zeros(len(length), dtype=bool)
+    explicit |= leaf_mass > 0.0
+    total = wood + leaf_mass
+    return [float(total[i]) if explicit[i] else None for i in range(len(length))]
+
+
+def generate(gen: dict, error: ErrorFactory | None = None,
+             density: float | None = None) -> list[dict]:
     """Build the explicit limb list (schema.LIMB form, every key present) of a generated tree.
 
     Parameters
@@ -206,6 +235,9 @@ def generate(gen: dict, error: ErrorFactory | None = None) -> list[dict]:
     error : callable (key_path, message) -> Exception, optional
         Makes the exception raised for a refused generator (default: PresetError
         ``"key_path: message"``).
+    density : float, optional
+        Green wood density, kg/m³ (``material.density``): needed when the generator sets
+        masses itself (``branch_mass``, ``leaf_mass_per_area``).
 
     Returns
     -------
@@ -213,8 +245,10 @@ def generate(gen: dict, error: ErrorFactory | None = None) -> list[dict]:
         One mapping per limb, parents before children, in the generator's order (module
         doc). ``rest_rotation_deg`` is the rotation vector (deg) of the limb's rest frame
         relative to its parent's rest frame (root: relative to the inertial frame, z up):
-        C_If = C_Ip · exp(rest_rotation). ``mass``, ``inertia``, ``stiffness`` and
-        ``damping`` are None (derived from the material by the tree model).
+        C_If = C_Ip · exp(rest_rotation). ``inertia`` and ``damping`` are None (derived
+        from the material by the tree model); so are ``mass`` (except for limbs whose mass
+        ``branch_mass`` or ``leaf_mass_per_area`` sets) and ``stiffness`` (except the root's
+        when ``root_stiffness`` is given).
     """
     error = error or _default_error
     max_limbs = int(gen["max_limbs"])
@@ -310,13 +344,22 @@ def generate(gen: dict, error: ErrorFactory | None = None) -> list[dict]:
         carried[parent[i]] += carried[i]
     exponent = float(gen["radius_exponent"])
     radius = float(trunk["radius"]) * (carried / carried[0]) ** (1.0 / exponent)
+    if gen.get("stem_form") is not None:  # a tapered stem instead of the pipe model's
+        radius[:trunk_segments] = stem_radii(trunk_length, float(trunk["radius"]),
+                                             float(gen["stem_form"]), trunk_segments)
 
     C_parent = np.where(parent[:, None, None] >= 0, C_IF[np.maximum(parent, 0)], np.eye(3))
     relative = np.einsum("nji,njk->nik", C_parent, C_IF)  # C_Ip^T C_If
     rest = np.degrees(so3.log_many(np.ascontiguousarray(relative)))
     rest[np.abs(rest) < 1e-12] = 0.0  # exact zeros for straight joints (no "-0.0" noise)
 
-    leaf_area = float(gen["leaf_area"])
+    leaves = 0.0 if gen.get("leafless", False) else float(gen["leaf_area"])
+    leaf_area = np.where(terminal, leaves, 0.0)
+    is_trunk = np.arange(n) < trunk_segments
+    mass = _masses(gen, is_trunk, length, radius, leaf_area, density, error)
+    stiffness: list = [None] * n
+    if gen.get("root_stiffness") is not None:
+        stiffness[0] = float(gen["root_stiffness"])
     parent_names = [names[p] if p >= 0 else None for p in parent.tolist()]
     return [{
         "name": names[i],
@@ -327,10 +370,10 @@ def generate(gen: dict, error: ErrorFactory | None = None) -> list[dict]:
         "rest_rotation_deg": [float(v) for v in rest[i]],
         "spring_rest_rotation_deg": None,
         "attach": 1.0,
-        "mass": None,
+        "mass": mass[i],
         "inertia": None,
         "com": 0.5,
-        "stiffness": None,
+        "stiffness": stiffness[i],
         "damping": None,
-        "leaf_area": leaf_area if terminal[i] else 0.0,
+        "leaf_area": float(leaf_area[i]),
     } for i in range(n)]

@@ -120,6 +120,27 @@ GENERATOR: dict[str, Any] = {
                        max=90.0),
     "droop_level": Field("int", 1, "first branching level whose limbs droop", min=1),
     "max_limbs": Field("int", 250000, "refuse larger trees with a clear error", min=1),
+    # A tree by species and size (treedyn_core/species.py fills the keys not given from the
+    # species table assets/species.yaml; docs/validation.md).
+    "species": Field("str", None, "species key of assets/species.yaml (Latin binomial in lower "
+                     "case, e.g. picea_abies); null: no species", nullable=True),
+    "height": Field("float", None, "tree height H (with species)", "m", min=0.0, min_open=True,
+                    nullable=True),
+    "dbh": Field("float", None, "stem diameter at breast height, 1.3 m (with species)", "m",
+                 min=0.0, min_open=True, nullable=True),
+    "stand": Field("enum", "forest", "forest | open: crown ratio and width (with species)",
+                   choices=("forest", "open")),
+    "leafless": Field("bool", False, "no foliage: no leaf area, leaf mass or leaf drag"),
+    "stem_form": Field("float", None, "stem taper exponent q: trunk radius ∝ (H − z)^q, equal to "
+                       "dbh/2 at 1.3 m; null: pipe-model trunk", min=0.0, max=2.0, nullable=True),
+    "leaf_mass_per_area": Field("float", 0.0, "fresh foliage mass per leaf area, added to the "
+                                "limbs carrying leaves", "kg/m²", min=0.0),
+    "branch_mass": Field("float", None, "total branch wood mass, shared among branch limbs by "
+                         "volume; null: from material.density", "kg", min=0.0, min_open=True,
+                         nullable=True),
+    "root_stiffness": Field("float", None, "rotational stiffness of the root-soil plate (the "
+                            "root joint); null: from the material like any joint", "N m/rad",
+                            min=0.0, min_open=True, nullable=True),
 }
 
 MATERIAL: dict[str, Field] = {
@@ -129,6 +150,8 @@ MATERIAL: dict[str, Field] = {
                            min_open=True, max=0.5),
     "damping_ratio": Field("float", 0.05, "ζ per joint axis: c_i = 2ζ·sqrt(k_i·J_ii)", min=0.0,
                            max=10.0),
+    "modulus_of_rupture": Field("float", 5.0e7, "bending strength σ_MOR of the (green) wood",
+                                "Pa", min=0.0, min_open=True),
 }
 
 INITIAL_STATE_ENTRY: dict[str, Field] = {
