@@ -150,6 +150,9 @@ MATERIAL: dict[str, Field] = {
                            min_open=True, max=0.5),
     "damping_ratio": Field("float", 0.05, "ζ per joint axis: c_i = 2ζ·sqrt(k_i·J_ii)", min=0.0,
                            max=10.0),
+    "damping_model": Field("enum", "joint", "joint: each joint gets damping_ratio with its "
+                           "subtree rigid; stiffness_proportional: the lowest sway mode gets it "
+                           "(docs/validation.md)", choices=("joint", "stiffness_proportional")),
     "modulus_of_rupture": Field("float", 5.0e7, "bending strength σ_MOR of the (green) wood",
                                 "Pa", min=0.0, min_open=True),
 }

@@ -161,6 +161,7 @@ def derive(name: str, height: float, dbh: float, stand: str = "forest",
         "youngs_modulus": float(wood["youngs_modulus"]),
         "poisson_ratio": float(wood["poisson_ratio"]),
         "damping_ratio": float(spec["damping_ratio"]["value"]),
+        "damping_model": "stiffness_proportional",
         "modulus_of_rupture": float(wood["modulus_of_rupture"]),
     }
     wind = {
