@@ -203,6 +203,24 @@ def stem_radii(length: float, radius: float, q: float, segments: int) -> np.ndar
     return radius * ((length - mid) / length) ** q
 
 
+def stem_joint_stiffness(length: float, radius: float, q: float, segments: int,
+                         youngs_modulus: float, shear_modulus: float) -> np.ndarray:
+    """(segments, 3) N m/rad, [bend, bend, twist] in limb axes, of the joints of a tapered stem
+    r(z) = radius·((H − z)/H)^q: each joint the spring of the stem between the mid-heights of
+    the limbs it joins (the root: from the ground to the first limb's mid-height), with the
+    section's flexibility integrated, k = E / ∫ dz / I(z) (8-point Gauss–Legendre), rather than
+    the limb's mid-height radius: a stiffness error of order the taper across half a limb."""
+    h = length / segments
+    low = np.maximum((np.arange(segments) - 0.5) * h, 0.0)
+    high = (np.arange(segments) + 0.5) * h
+    x, w = np.polynomial.legendre.leggauss(8)
+    z = 0.5 * (low + high)[:, None] + 0.5 * (high - low)[:, None] * x[None, :]
+    second_moment = np.pi * (radius * ((length - z) / length) ** q) ** 4 / 4.0
+    compliance = 0.5 * (high - low) * (w[None, :] / second_moment).sum(axis=1)  # ∫ dz / I
+    bend = youngs_modulus / compliance
+    return np.stack([bend, bend, shear_modulus * 2.0 / compliance], axis=1)
+
+
 def _masses(gen: dict, is_trunk: np.ndarray, length: np.ndarray, radius: np.ndarray,
             leaf_area: np.ndarray, density: float | None, error: ErrorFactory):
     """Limb masses (N,) kg, or None where the tree model derives them from the density: branch
@@ -225,7 +243,7 @@ def _masses(gen: dict, is_trunk: np.ndarray, length: np.ndarray, radius: np.ndar
 
 
 def generate(gen: dict, error: ErrorFactory | None = None,
-             density: float | None = None) -> list[dict]:
+             material: dict | None = None) -> list[dict]:
     """Build the explicit limb list (schema.LIMB form, every key present) of a generated tree.
 
     Parameters
@@ -235,9 +253,10 @@ def generate(gen: dict, error: ErrorFactory | None = None,
     error : callable (key_path, message) -> Exception, optional
         Makes the exception raised for a refused generator (default: PresetError
         ``"key_path: message"``).
-    density : float, optional
-        Green wood density, kg/m³ (``material.density``): needed when the generator sets
-        masses itself (``branch_mass``, ``leaf_mass_per_area``).
+    material : dict, optional
+        The preset's ``material`` (density kg/m³, youngs_modulus Pa, poisson_ratio): needed
+        when the generator sets masses (``branch_mass``, ``leaf_mass_per_area``) or a tapered
+        stem's joint stiffnesses (``stem_form``) itself.
 
     Returns
     -------
@@ -356,10 +375,23 @@ def generate(gen: dict, error: ErrorFactory | None = None,
     leaves = 0.0 if gen.get("leafless", False) else float(gen["leaf_area"])
     leaf_area = np.where(terminal, leaves, 0.0)
     is_trunk = np.arange(n) < trunk_segments
+    density = None if material is None else float(material["density"])
     mass = _masses(gen, is_trunk, length, radius, leaf_area, density, error)
     stiffness: list = [None] * n
+    if gen.get("stem_form") is not None and material is not None:
+        E = float(material["youngs_modulus"])
+        G = E / (2.0 * (1.0 + float(material["poisson_ratio"])))
+        stem = stem_joint_stiffness(trunk_length, float(trunk["radius"]),
+                                    float(gen["stem_form"]), trunk_segments, E, G)
+        stiffness[:trunk_segments] = [[float(k) for k in row] for row in stem]
     if gen.get("root_stiffness") is not None:
-        stiffness[0] = float(gen["root_stiffness"])
+        # The root plate in series with the stem's lowest half limb (or replacing the root
+        # joint's spring when the stem is not tapered, which has no half-limb model here).
+        k_root = float(gen["root_stiffness"])
+        if stiffness[0] is None:
+            stiffness[0] = k_root
+        else:
+            stiffness[0] = [1.0 / (1.0 / k + 1.0 / k_root) for k in stiffness[0]]
     parent_names = [names[p] if p >= 0 else None for p in parent.tolist()]
     return [{
         "name": names[i],

@@ -187,7 +187,7 @@ def build_tree(data: dict, error: Callable[[str, str], Exception] | None = None)
     if limbs is None:
         from .generator import generate
 
-        limbs = generate(spec["generator"], error, data["material"]["density"])
+        limbs = generate(spec["generator"], error, data["material"])
     tree = _tree_from_limbs(limbs, data["material"], _vec(data["root_position"]))
     if data["material"].get("damping_model") == "stiffness_proportional":
         from .damping import stiffness_proportional
