@@ -21,7 +21,7 @@ from .errors import TreedynError
 from .schema import GENERATOR
 
 EXIT_BAD_INPUT = 2
-COMMANDS = ("run", "modes", "expand", "bench")
+COMMANDS = ("run", "modes", "expand", "bench", "pull")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -106,6 +106,22 @@ def _parsers() -> dict[str, argparse.ArgumentParser]:
     modes.add_argument("--json", action="store_true")
     parsers["modes"] = modes
 
+    pull = _Parser(prog="treedyn pull", description="The pulling test: a horizontal rope on the "
+                   "stem; static deflection, stem-base inclination and base moment, and with "
+                   "--release the free sway's frequency and damping ratio (docs/validation.md).")
+    pull.add_argument("preset", help="preset file or shipped preset name")
+    pull.add_argument("--height", type=_positive_float, required=True, metavar="H",
+                      help="rope height above the stem base, m")
+    how = pull.add_mutually_exclusive_group()
+    how.add_argument("--force", type=_positive_float, metavar="F", help="rope force, N")
+    how.add_argument("--inclination", type=_positive_float, metavar="DEG",
+                     help="pull until the stem base tilts by DEG degrees (default 0.25)")
+    pull.add_argument("--direction", type=float, default=0.0, metavar="DEG",
+                      help="azimuth of the pull, deg (0 = +x, 90 = +y)")
+    pull.add_argument("--release", action="store_true", help="cut the rope and fit the sway")
+    pull.add_argument("--json", action="store_true")
+    parsers["pull"] = pull
+
     expand = _Parser(prog="treedyn expand", description="Write a preset as an explicit limb "
                      "list with every physical parameter the simulator uses (prestress baked "
                      "in, prestress: false).")
@@ -174,6 +190,18 @@ def _cmd_modes(args) -> int:
     return 0
 
 
+def _cmd_pull(args) -> int:
+    import json
+
+    from .pull import format_json, format_text, pull
+    from .simulation import Simulation
+
+    result = pull(Simulation(_load(args.preset)), args.height, args.force, args.inclination,
+                  args.direction, args.release)
+    print(json.dumps(format_json(result)) if args.json else format_text(result))
+    return 0
+
+
 def _cmd_bench(args) -> int:
     if args.which == "performance":
         from .bench_performance import SIZES, run
@@ -206,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     command = argv[0] if argv and argv[0] in COMMANDS else "app"
     rest = argv[1:] if command != "app" else argv
     handlers = {"run": _cmd_run, "modes": _cmd_modes, "expand": _cmd_expand,
-                "bench": _cmd_bench, "app": _cmd_app}
+                "bench": _cmd_bench, "pull": _cmd_pull, "app": _cmd_app}
     try:
         args = parsers[command].parse_args(rest)
         return handlers[command](args)
