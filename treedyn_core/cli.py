@@ -4,6 +4,7 @@
     treedyn run PRESET --duration S ...   headless simulation to an NPZ file
     treedyn modes PRESET ...              natural frequencies and mode shapes
     treedyn expand PRESET OUT.yaml        a preset as an explicit limb list
+    treedyn pull PRESET --height H ...    the pulling test (and release)
     treedyn bench [performance|accuracy|frames] [--json] [--sizes N,...] [--repeat K]
 
 Bad input gives one line on stderr and exit status 2, never a traceback.
@@ -69,7 +70,7 @@ def _parsers() -> dict[str, argparse.ArgumentParser]:
     parsers: dict[str, argparse.ArgumentParser] = {}
 
     app = _Parser(prog="treedyn", description="A tree blown by the wind, simulated and shown "
-                  "live in 3-D. Subcommands: run, modes, expand, bench "
+                  "live in 3-D. Subcommands: run, modes, expand, bench, pull "
                   "(treedyn SUBCOMMAND --help).")
     app.add_argument("preset", nargs="?", help="preset file or shipped preset name "
                      "(default: young_oak)")

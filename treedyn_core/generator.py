@@ -224,14 +224,14 @@ def stem_joint_stiffness(length: float, radius: float, q: float, segments: int,
 def _masses(gen: dict, is_trunk: np.ndarray, length: np.ndarray, radius: np.ndarray,
             leaf_area: np.ndarray, density: float | None, error: ErrorFactory):
     """Limb masses (N,) kg, or None where the tree model derives them from the density: branch
-    wood scaled to ``branch_mass`` by volume, plus ``leaf_mass_per_area`` × leaf area."""
+    wood scaled to ``branch_mass`` by volume, plus ``leaf_mass_per_area`` × leaf area (all
+    None without a density)."""
     branch_mass = gen.get("branch_mass")
     leaf_mass = float(gen.get("leaf_mass_per_area", 0.0)) * leaf_area
     if branch_mass is None and not np.any(leaf_mass):
         return [None] * len(length)
-    if density is None:
-        raise error(f"{_KEY}.leaf_mass_per_area", "needs the wood density to add leaf mass "
-                    "to wood mass")
+    if density is None:  # no material given: the tree model derives every mass
+        return [None] * len(length)
     wood = density * np.pi * radius ** 2 * length
     branches = ~is_trunk
     if branch_mass is not None and np.any(branches):
