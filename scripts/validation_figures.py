@@ -47,7 +47,7 @@ def sway_points():
         rows = []
         for height, slenderness in sizes:
             dbh = height / slenderness
-            f0 = sway_frequency_hz(modes(data(name, stand, height, dbh), 4))
+            f0 = sway_frequency_hz(modes(data(name, stand, height, dbh), 12))
             rows.append((100.0 * dbh / height ** 2, f0))
             print(f"{name} {height:g} m {dbh:.3f} m: f0 = {f0:.3f} Hz", flush=True)
         out[name] = rows
