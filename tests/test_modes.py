@@ -559,11 +559,12 @@ def test_modes_table_and_json():
     assert table[1].split("  ")[:1] == ["mode"]
     for column in ("frequency (Hz)", "period (s)", "damping ratio", "motion"):
         assert column in table[1]
-    assert len(table) == 2 + 4
+    assert len(table) == 2 + 4 + 1
     assert table[2].split()[0] == "1"
+    assert table[-1].startswith("sway frequency f0 = ") and " Hz " in table[-1]
 
     data = json.loads(modes_command_output(preset, 3, as_json=True))
-    assert set(data) == {"preset", "modes", "limb_names"}
+    assert set(data) == {"preset", "modes", "limb_names", "sway_frequency_hz"}
     assert data["preset"] == "Oak sapling"
     assert data["limb_names"][0] == "trunk0"            # generator order
     n = len(data["limb_names"])

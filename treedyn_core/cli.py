@@ -6,6 +6,7 @@
     treedyn expand PRESET OUT.yaml        a preset as an explicit limb list
     treedyn export RUN.npz OUT.glb        a run's motion as animated glTF 2.0
     treedyn render PRESET --duration S --out OUT.mp4   the 3-D view as an H.264 film
+    treedyn pull PRESET --height H ...    the pulling test (and release)
     treedyn bench [performance|accuracy|frames] [--json] [--sizes N,...] [--repeat K]
 
 Bad input gives one line on stderr and exit status 2, never a traceback; a run that
@@ -36,7 +37,7 @@ EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
 MAX_DURATION = 1e9  # s, about 32 years of simulated time
 MIN_RTOL = 100 * np.finfo(float).eps  # scipy's dop853 raises smaller tolerances to this
-COMMANDS = ("run", "modes", "expand", "bench", "export", "render")
+COMMANDS = ("run", "modes", "expand", "bench", "export", "render", "pull")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -108,7 +109,7 @@ def _parsers() -> dict[str, argparse.ArgumentParser]:
     parsers: dict[str, argparse.ArgumentParser] = {}
 
     app = _Parser(prog="treedyn", description="A tree blown by the wind, simulated and shown "
-                  "live in 3-D. Subcommands: run, modes, expand, bench, export, render "
+                  "live in 3-D. Subcommands: run, modes, expand, bench, export, render, pull "
                   "(treedyn SUBCOMMAND --help).")
     app.add_argument("preset", nargs="?", help="preset file or shipped preset name "
                      "(default: young_oak)")
@@ -171,6 +172,22 @@ def _parsers() -> dict[str, argparse.ArgumentParser]:
     modes.add_argument("--count", type=_positive_int, default=10, metavar="K")
     modes.add_argument("--json", action="store_true")
     parsers["modes"] = modes
+
+    pull = _Parser(prog="treedyn pull", description="The pulling test: a horizontal rope on the "
+                   "stem; static deflection, stem-base inclination and base moment, and with "
+                   "--release the free sway's frequency and damping ratio (docs/validation.md).")
+    pull.add_argument("preset", help="preset file or shipped preset name")
+    pull.add_argument("--height", type=_positive_float, required=True, metavar="H",
+                      help="rope height above the stem base, m")
+    how = pull.add_mutually_exclusive_group()
+    how.add_argument("--force", type=_positive_float, metavar="F", help="rope force, N")
+    how.add_argument("--inclination", type=_positive_float, metavar="DEG",
+                     help="pull until the stem base tilts by DEG degrees (default 0.25)")
+    pull.add_argument("--direction", type=float, default=0.0, metavar="DEG",
+                      help="azimuth of the pull, deg (0 = +x, 90 = +y)")
+    pull.add_argument("--release", action="store_true", help="cut the rope and fit the sway")
+    pull.add_argument("--json", action="store_true")
+    parsers["pull"] = pull
 
     expand = _Parser(prog="treedyn expand", description="Write a preset as an explicit limb "
                      "list with every physical parameter the simulator uses (prestress baked "
@@ -297,6 +314,18 @@ def _cmd_modes(args) -> int:
     return 0
 
 
+def _cmd_pull(args) -> int:
+    import json
+
+    from .pull import format_json, format_text, pull
+    from .simulation import Simulation
+
+    result = pull(Simulation(_load(args.preset)), args.height, args.force, args.inclination,
+                  args.direction, args.release)
+    print(json.dumps(format_json(result)) if args.json else format_text(result))
+    return 0
+
+
 def _cmd_bench(args) -> int:
     if args.which == "performance":
         from .bench_performance import SIZES, run
@@ -411,7 +440,7 @@ def _main(argv: list[str] | None) -> int:
     command = argv[0] if argv and argv[0] in COMMANDS else "app"
     rest = argv[1:] if command != "app" else argv
     handlers = {"run": _cmd_run, "modes": _cmd_modes, "expand": _cmd_expand,
-                "bench": _cmd_bench, "export": _cmd_export, "render": _cmd_render,
+                "bench": _cmd_bench, "export": _cmd_export, "render": _cmd_render, "pull": _cmd_pull,
                 "app": _cmd_app}
     try:
         args = parsers[command].parse_args(rest)

@@ -196,7 +196,54 @@ def _droop(C_IF: np.ndarray, angle: np.ndarray) -> np.ndarray:
     return _rotations(axis, bend) @ C_IF
 
 
-def generate(gen: dict, error: ErrorFactory | None = None) -> list[dict]:
+def stem_radii(length: float, radius: float, q: float, segments: int) -> np.ndarray:
+    """Radii (m) of the trunk limbs of a tapered stem r(z) = radius·((H − z)/H)^q, H = length,
+    each taken at its limb's mid-height (segments equal limbs from the ground up)."""
+    mid = (np.arange(segments) + 0.5) * (length / segments)
+    return radius * ((length - mid) / length) ** q
+
+
+def stem_joint_stiffness(length: float, radius: float, q: float, segments: int,
+                         youngs_modulus: float, shear_modulus: float) -> np.ndarray:
+    """(segments, 3) N m/rad, [bend, bend, twist] in limb axes, of the joints of a tapered stem
+    r(z) = radius·((H − z)/H)^q: each joint the spring of the stem between the mid-heights of
+    the limbs it joins (the root: from the ground to the first limb's mid-height), with the
+    section's flexibility integrated, k = E / ∫ dz / I(z) (8-point Gauss–Legendre), rather than
+    the limb's mid-height radius: a stiffness error of order the taper across half a limb."""
+    h = length / segments
+    low = np.maximum((np.arange(segments) - 0.5) * h, 0.0)
+    high = (np.arange(segments) + 0.5) * h
+    x, w = np.polynomial.legendre.leggauss(8)
+    z = 0.5 * (low + high)[:, None] + 0.5 * (high - low)[:, None] * x[None, :]
+    second_moment = np.pi * (radius * ((length - z) / length) ** q) ** 4 / 4.0
+    compliance = 0.5 * (high - low) * (w[None, :] / second_moment).sum(axis=1)  # ∫ dz / I
+    bend = youngs_modulus / compliance
+    return np.stack([bend, bend, shear_modulus * 2.0 / compliance], axis=1)
+
+
+def _masses(gen: dict, is_trunk: np.ndarray, length: np.ndarray, radius: np.ndarray,
+            leaf_area: np.ndarray, density: float | None, error: ErrorFactory):
+    """Limb masses (N,) kg, or None where the tree model derives them from the density: branch
+    wood scaled to ``branch_mass`` by volume, plus ``leaf_mass_per_area`` × leaf area (all
+    None without a density)."""
+    branch_mass = gen.get("branch_mass")
+    leaf_mass = float(gen.get("leaf_mass_per_area", 0.0)) * leaf_area
+    if branch_mass is None and not np.any(leaf_mass):
+        return [None] * len(length)
+    if density is None:  # no material given: the tree model derives every mass
+        return [None] * len(length)
+    wood = density * np.pi * radius ** 2 * length
+    branches = ~is_trunk
+    if branch_mass is not None and np.any(branches):
+        wood[branches] *= float(branch_mass) / wood[branches].sum()
+    explicit = branches if branch_mass is not None else np.zeros(len(length), dtype=bool)
+    explicit |= leaf_mass > 0.0
+    total = wood + leaf_mass
+    return [float(total[i]) if explicit[i] else None for i in range(len(length))]
+
+
+def generate(gen: dict, error: ErrorFactory | None = None,
+             material: dict | None = None) -> list[dict]:
     """Build the explicit limb list (schema.LIMB form, every key present) of a generated tree.
 
     Parameters
@@ -206,6 +253,10 @@ def generate(gen: dict, error: ErrorFactory | None = None) -> list[dict]:
     error : callable (key_path, message) -> Exception, optional
         Makes the exception raised for a refused generator (default: PresetError
         ``"key_path: message"``).
+    material : dict, optional
+        The preset's ``material`` (density kg/m³, youngs_modulus Pa, poisson_ratio): needed
+        when the generator sets masses (``branch_mass``, ``leaf_mass_per_area``) or a tapered
+        stem's joint stiffnesses (``stem_form``) itself.
 
     Returns
     -------
@@ -213,8 +264,10 @@ def generate(gen: dict, error: ErrorFactory | None = None) -> list[dict]:
         One mapping per limb, parents before children, in the generator's order (module
         doc). ``rest_rotation_deg`` is the rotation vector (deg) of the limb's rest frame
         relative to its parent's rest frame (root: relative to the inertial frame, z up):
-        C_If = C_Ip · exp(rest_rotation). ``mass``, ``inertia``, ``stiffness`` and
-        ``damping`` are None (derived from the material by the tree model).
+        C_If = C_Ip · exp(rest_rotation). ``inertia`` and ``damping`` are None (derived
+        from the material by the tree model); so are ``mass`` (except for limbs whose mass
+        ``branch_mass`` or ``leaf_mass_per_area`` sets) and ``stiffness`` (except the root's
+        when ``root_stiffness`` is given).
     """
     error = error or _default_error
     max_limbs = int(gen["max_limbs"])
@@ -310,13 +363,35 @@ def generate(gen: dict, error: ErrorFactory | None = None) -> list[dict]:
         carried[parent[i]] += carried[i]
     exponent = float(gen["radius_exponent"])
     radius = float(trunk["radius"]) * (carried / carried[0]) ** (1.0 / exponent)
+    if gen.get("stem_form") is not None:  # a tapered stem instead of the pipe model's
+        radius[:trunk_segments] = stem_radii(trunk_length, float(trunk["radius"]),
+                                             float(gen["stem_form"]), trunk_segments)
 
     C_parent = np.where(parent[:, None, None] >= 0, C_IF[np.maximum(parent, 0)], np.eye(3))
     relative = np.einsum("nji,njk->nik", C_parent, C_IF)  # C_Ip^T C_If
     rest = np.degrees(so3.log_many(np.ascontiguousarray(relative)))
     rest[np.abs(rest) < 1e-12] = 0.0  # exact zeros for straight joints (no "-0.0" noise)
 
-    leaf_area = float(gen["leaf_area"])
+    leaves = 0.0 if gen.get("leafless", False) else float(gen["leaf_area"])
+    leaf_area = np.where(terminal, leaves, 0.0)
+    is_trunk = np.arange(n) < trunk_segments
+    density = None if material is None else float(material["density"])
+    mass = _masses(gen, is_trunk, length, radius, leaf_area, density, error)
+    stiffness: list = [None] * n
+    if gen.get("stem_form") is not None and material is not None:
+        E = float(material["youngs_modulus"])
+        G = E / (2.0 * (1.0 + float(material["poisson_ratio"])))
+        stem = stem_joint_stiffness(trunk_length, float(trunk["radius"]),
+                                    float(gen["stem_form"]), trunk_segments, E, G)
+        stiffness[:trunk_segments] = [[float(k) for k in row] for row in stem]
+    if gen.get("root_stiffness") is not None:
+        # The root plate in series with the stem's lowest half limb (or replacing the root
+        # joint's spring when the stem is not tapered, which has no half-limb model here).
+        k_root = float(gen["root_stiffness"])
+        if stiffness[0] is None:
+            stiffness[0] = k_root
+        else:
+            stiffness[0] = [1.0 / (1.0 / k + 1.0 / k_root) for k in stiffness[0]]
     parent_names = [names[p] if p >= 0 else None for p in parent.tolist()]
     return [{
         "name": names[i],
@@ -327,10 +402,10 @@ def generate(gen: dict, error: ErrorFactory | None = None) -> list[dict]:
         "rest_rotation_deg": [float(v) for v in rest[i]],
         "spring_rest_rotation_deg": None,
         "attach": 1.0,
-        "mass": None,
+        "mass": mass[i],
         "inertia": None,
         "com": 0.5,
-        "stiffness": None,
+        "stiffness": stiffness[i],
         "damping": None,
-        "leaf_area": leaf_area if terminal[i] else 0.0,
+        "leaf_area": float(leaf_area[i]),
     } for i in range(n)]

@@ -49,6 +49,7 @@ import scipy.sparse.linalg
 from .errors import TreedynError
 from .linearise import Configuration, LinearModel, linearise
 from .resources import check_memory
+from .sway import sway_frequency_hz, sway_line
 
 # Dense eigen-solvers up to this many degrees of freedom (eigh of 900² takes ~0.2 s).
 DENSE_DOF_LIMIT = 900
@@ -446,6 +447,7 @@ def format_table(result: ModeResult) -> str:
         f, T, z = result.frequencies_hz[k], result.periods[k], result.damping_ratios[k]
         lines.append(f"{k + 1:>4}  {f:>14.5g}  {T:>10.5g}  {z:>13.4g}  "
                      f"{result.descriptions[k]}")
+    lines.append(sway_line(result))
     return "\n".join(lines)
 
 
@@ -462,6 +464,7 @@ def format_json(result: ModeResult) -> str:
             "tip_displacement": result.tip_displacements[k].tolist(),
         } for k in range(result.count)],
         "limb_names": list(result.limb_names),
+        "sway_frequency_hz": sway_frequency_hz(result),
     }
     return json.dumps(data)
 

@@ -29,7 +29,7 @@ from typing import Any, NoReturn
 
 import yaml
 
-from . import schema
+from . import schema, species
 from .errors import PresetError, TreedynError
 from .schema import FORMAT_VERSION, Field
 
@@ -337,6 +337,7 @@ def validate(raw: dict, filename: str, marks: dict[str, int] | None = None) -> d
         where.fail("", f"the top level must be a mapping of keys, got {_show(raw)}")
     if "version" in raw:
         _check_version(raw["version"], where)
+    raw = species.apply(raw, where.fail)  # a tree by species and size: derived keys
     data = _table(raw, schema.PRESET, "", where)
     if "limbs" in data["tree"]:
         _check_limb_tree(data["tree"]["limbs"], where)

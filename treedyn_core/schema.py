@@ -146,6 +146,27 @@ GENERATOR: dict[str, Any] = {
     "max_limbs": Field("int", 250000, "refuse larger trees with a clear error (at most "
                        "250,000: a tree's run needs ~1 kB per limb and frame)", min=1,
                        max=250000),
+    # A tree by species and size (treedyn_core/species.py fills the keys not given from the
+    # species table assets/species.yaml; docs/validation.md).
+    "species": Field("str", None, "species key of assets/species.yaml (Latin binomial in lower "
+                     "case, e.g. picea_abies); null: no species", nullable=True),
+    "height": Field("float", None, "tree height H (with species)", "m", min=0.0, min_open=True,
+                    max=200.0, nullable=True),
+    "dbh": Field("float", None, "stem diameter at breast height, 1.3 m (with species)", "m",
+                 min=0.0, min_open=True, max=20.0, nullable=True),
+    "stand": Field("enum", "forest", "forest | open: crown ratio and width (with species)",
+                   choices=("forest", "open")),
+    "leafless": Field("bool", False, "no foliage: no leaf area, leaf mass or leaf drag"),
+    "stem_form": Field("float", None, "stem taper exponent q: trunk radius ∝ (H − z)^q, equal to "
+                       "dbh/2 at 1.3 m; null: pipe-model trunk", min=0.0, max=2.0, nullable=True),
+    "leaf_mass_per_area": Field("float", 0.0, "fresh foliage mass per leaf area, added to the "
+                                "limbs carrying leaves", "kg/m²", min=0.0, max=10.0),
+    "branch_mass": Field("float", None, "total branch wood mass, shared among branch limbs by "
+                         "volume; null: from material.density", "kg", min=0.0, min_open=True,
+                         max=1e7, nullable=True),
+    "root_stiffness": Field("float", None, "rotational stiffness of the root-soil plate (the "
+                            "root joint); null: from the material like any joint", "N m/rad",
+                            min=0.0, min_open=True, max=1e12, nullable=True),
 }
 
 MATERIAL: dict[str, Field] = {
@@ -157,6 +178,11 @@ MATERIAL: dict[str, Field] = {
                            min_open=True, max=0.5),
     "damping_ratio": Field("float", 0.05, "ζ per joint axis: c_i = 2ζ·sqrt(k_i·J_ii)", min=0.0,
                            max=10.0),
+    "damping_model": Field("enum", "joint", "joint: each joint gets damping_ratio with its "
+                           "subtree rigid; stiffness_proportional: the lowest sway mode gets it "
+                           "(docs/validation.md)", choices=("joint", "stiffness_proportional")),
+    "modulus_of_rupture": Field("float", 5.0e7, "bending strength σ_MOR of the (green) wood",
+                                "Pa", min=0.0, min_open=True),
 }
 
 INITIAL_STATE_ENTRY: dict[str, Field] = {

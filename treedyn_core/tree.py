@@ -187,8 +187,18 @@ def build_tree(data: dict, error: Callable[[str, str], Exception] | None = None)
     if limbs is None:
         from .generator import generate
 
-        limbs = generate(spec["generator"], error)
-    return _tree_from_limbs(limbs, data["material"], _vec(data["root_position"]))
+        limbs = generate(spec["generator"], error, data["material"])
+    tree = _tree_from_limbs(limbs, data["material"], _vec(data["root_position"]))
+    if data["material"].get("damping_model") == "stiffness_proportional":
+        from .damping import stiffness_proportional
+
+        C = stiffness_proportional(tree, data["material"]["damping_ratio"],
+                                   _vec(data["simulation"]["gravity"]),
+                                   data["tuning"]["stiffness_scale"])
+        given = np.array([limb["damping"] is not None for limb in
+                          (limbs[k] for k in tree.preset_index)], dtype=bool)
+        tree.damping = np.where(given[:, None, None], tree.damping, C)
+    return tree
 
 
 def _breadth_first_order(limbs: list[dict]) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,114 @@
+"""Make the figures of docs/validation.md: sway frequency of generated trees against DBH/H²
+with the field relations, and pull-and-release damping ratios in leaf and leafless.
+
+    python scripts/validation_figures.py        # writes docs/sway_frequency.png, docs/damping.png
+
+Takes a few minutes (one modal analysis per tree, one release simulation per damping point).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from treedyn_core import species  # noqa: E402
+from treedyn_core.modes import modes  # noqa: E402
+from treedyn_core.preset import validate  # noqa: E402
+from treedyn_core.pull import pull  # noqa: E402
+from treedyn_core.simulation import Simulation  # noqa: E402
+from treedyn_core.sway import sway_frequency_hz  # noqa: E402
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+CONIFER_SIZES = [(10.0, 60.0), (15.0, 50.0), (18.0, 70.0), (22.0, 60.0), (25.0, 80.0),
+                 (30.0, 90.0)]
+BROADLEAF_SIZES = [(8.0, 42.0), (12.0, 40.0), (16.0, 45.0), (22.0, 45.0)]
+DAMPING_TREES = [("picea_abies", "forest", 10.0, 0.17), ("picea_abies", "forest", 18.0, 0.3),
+                 ("quercus_rubra", "open", 8.0, 0.19), ("quercus_rubra", "open", 12.0, 0.3)]
+
+
+def data(name, stand, height, dbh, **generator):
+    gen = {"species": name, "height": height, "dbh": dbh, "stand": stand, **generator}
+    return validate({"tree": {"generator": gen}}, "<figure>")
+
+
+def sway_points():
+    out = {}
+    groups = [(name, "forest", CONIFER_SIZES) for name in species.names()
+              if species.entry(name)["group"] == "conifer"]
+    groups += [(name, "open", BROADLEAF_SIZES) for name in ("quercus_rubra", "acer_saccharum")]
+    for name, stand, sizes in groups:
+        rows = []
+        for height, slenderness in sizes:
+            dbh = height / slenderness
+            f0 = sway_frequency_hz(modes(data(name, stand, height, dbh), 12))
+            rows.append((100.0 * dbh / height ** 2, f0))
+            print(f"{name} {height:g} m {dbh:.3f} m: f0 = {f0:.3f} Hz", flush=True)
+        out[name] = rows
+    return out
+
+
+def damping_points():
+    out = []
+    for name, stand, height, dbh in DAMPING_TREES:
+        for leafless in (False, True):
+            sim = Simulation.from_data(data(name, stand, height, dbh, leafless=leafless))
+            result = pull(sim, 0.6 * height, release=True)
+            out.append((name, height, leafless, result.damping_ratio))
+            print(f"{name} {height:g} m leafless={leafless}: ζ = {result.damping_ratio:.4f}",
+                  flush=True)
+    return out
+
+
+def plot_sway(points):
+    fig, ax = plt.subplots(figsize=(7, 5))
+    x = np.linspace(0.0, max(p[0] for rows in points.values() for p in rows) * 1.1, 50)
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for colour, (name, rows) in zip(colours, points.items()):
+        spec = species.entry(name)
+        k = spec["sway_coefficient"]["value"]
+        s = spec["sway_coefficient"]["scatter_ln"]
+        rows = np.array(rows)
+        ax.plot(rows[:, 0], rows[:, 1], "o", color=colour, label=f"{spec['common_name']} (model)")
+        ax.plot(x, k * x, "-", color=colour, lw=1, label=f"f0 = {k:g}·DBH/H²")
+        ax.fill_between(x, k * x * math.exp(-s), k * x * math.exp(s), color=colour, alpha=0.08)
+    ax.set_xlabel("DBH/H² (cm/m²)")
+    ax.set_ylabel("sway frequency f0 (Hz)")
+    ax.set_title("Generated trees against the field relations (bands: stated scatter)")
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    fig.savefig(DOCS / "sway_frequency.png", dpi=110)
+
+
+def plot_damping(points):
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.axhspan(0.05, 0.20, color="tab:green", alpha=0.12, label="published, in leaf")
+    ax.axhspan(0.02, 0.08, color="tab:brown", alpha=0.12, label="published, leafless")
+    for k, (name, height, leafless, zeta) in enumerate(points):
+        ax.plot(k, zeta, "s" if leafless else "o", color="tab:brown" if leafless else "tab:green")
+    ax.set_xticks(range(len(points)))
+    ax.set_xticklabels([f"{species.entry(n)['common_name']}\n{h:g} m" + (" bare" if b else "")
+                        for n, h, b, _ in points], fontsize=6)
+    ax.set_ylabel("damping ratio (pull and release)")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(DOCS / "damping.png", dpi=110)
+
+
+def main():
+    sway = sway_points()
+    damping = damping_points()
+    plot_sway(sway)
+    plot_damping(damping)
+    (DOCS / "validation_points.json").write_text(json.dumps({"sway": sway, "damping": damping},
+                                                            indent=1))
+
+
+if __name__ == "__main__":
+    main()

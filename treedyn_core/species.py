@@ -1,0 +1,229 @@
+"""Trees by species and size: `tree.generator.species`, `height`, `dbh`, `stand`.
+
+`apply` runs before a preset is validated. From the species' entry of `assets/species.yaml`
+and the tree's height H (m) and stem diameter at breast height DBH (m) it derives every
+generator, material and wind key the preset does not give itself (a key given in the preset
+always wins):
+
+- Stem: ``trunk.length = H``, about 1.25 m per trunk limb (8–24 limbs); the stem tapers as
+  r(z) = r₀·((H − z)/H)^q (``stem_form`` q), q = (1/f − 1)/2 from the species' breast-height
+  form factor f (a paraboloid, f = 1/2, has q = 1/2; a cone, f = 1/3, q = 1), with r₀ such
+  that the diameter at 1.3 m is DBH.
+- Crown: its length is the species' crown ratio (``stand: forest`` or ``open``) times H, and
+  it holds one tier (conifers: a whorl) of branches at every trunk joint within it; the branch
+  length puts the crown's width at the species' width-to-height ratio times H.
+- Mass: branch wood (``branch_mass``) and foliage are set from the species' above-ground
+  biomass fractions (stem : branches : foliage) relative to the stem's own mass, which the
+  taper and the wood density give; foliage mass = leaf area × ``leaf_mass_per_area``, so the
+  leaf area per shoot end follows from the foliage mass.
+- Root: ``root_stiffness`` from the critical turning moment per stem mass (`anchorage`).
+- Wood: density, Young's modulus, Poisson's ratio, modulus of rupture, structural damping
+  ratio; wind: the foliage's drag coefficient and Vogel exponent.
+
+The species table gives the source of every number.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import math
+from importlib import resources
+from typing import Callable, NoReturn
+
+import yaml
+
+from . import anchorage
+from .generator import stem_radii
+
+BREAST_HEIGHT = 1.3  # m
+# Trunk limbs: about this long, and between these counts.
+TRUNK_LIMB_LENGTH = 1.25  # m
+TRUNK_SEGMENTS = (8, 24)
+# Limbs per branch at levels 1 and 2; level-2 branches per level-1 branch end; level-2 length
+# over level-1 length. The sway of the stem is insensitive to these (the crown's mass and
+# drag are set by the biomass fractions and the leaf area, not by the limb count).
+SEGMENTS = {"conifer": [3, 1], "broadleaf": [3, 2]}
+SUB_BRANCHES = 3
+LENGTH_RATIO = {"conifer": 0.4, "broadleaf": 0.55}
+
+Fail = Callable[[str, str], NoReturn]
+_KEY = "tree.generator"
+
+
+@functools.lru_cache(maxsize=1)
+def table() -> dict:
+    """The species table (`assets/species.yaml`) as read: species key → entry, and ``limits``."""
+    # The installed package treedyn_assets (the folder assets/ of the clone).
+    with (resources.files("treedyn_assets") / "species.yaml").open(encoding="utf-8") as stream:
+        return yaml.safe_load(stream)
+
+
+def names() -> list[str]:
+    """The species keys, in the table's order."""
+    return [key for key in table() if key != "limits"]
+
+
+def entry(name: str) -> dict:
+    """The table entry of species `name` (KeyError if unknown)."""
+    if name == "limits":
+        raise KeyError(name)
+    return table()[name]
+
+
+def taper_exponent(form_factor: float) -> float:
+    """q of r ∝ (H − z)^q whose solid has the breast-height form factor f = V/(A·H), the
+    basal area taken at the ground: V = A·H/(2q + 1), so q = (1/f − 1)/2."""
+    return 0.5 * (1.0 / form_factor - 1.0)
+
+
+def ground_radius(height: float, dbh: float, q: float) -> float:
+    """r₀ (m) of r(z) = r₀((H − z)/H)^q with r(1.3 m) = DBH/2."""
+    return 0.5 * dbh * (height / (height - BREAST_HEIGHT)) ** q
+
+
+def trunk_segments(height: float) -> int:
+    """Trunk limbs of a species tree of this height (m)."""
+    low, high = TRUNK_SEGMENTS
+    return int(min(max(round(height / TRUNK_LIMB_LENGTH), low), high))
+
+
+def check_size(name: str, height: float, dbh: float, fail: Fail) -> None:
+    """Refuse a height or a slenderness H/DBH outside the table's allometry limits."""
+    limits = table()["limits"]
+    low, high = limits["height_m"]
+    if not low <= height <= high:
+        fail(f"{_KEY}.height", f"{height:g} m is outside the allometry of {name} "
+             f"(height {low:g}–{high:g} m)")
+    low, high = limits["slenderness"]
+    slenderness = height / dbh
+    if not low <= slenderness <= high:
+        fail(f"{_KEY}.dbh", f"{dbh:g} m on a {height:g} m tree is a slenderness H/DBH of "
+             f"{slenderness:.3g}, outside the allometry of {name} ({low:g}–{high:g})")
+
+
+def derive(name: str, height: float, dbh: float, stand: str = "forest",
+           density: float | None = None) -> dict:
+    """Everything a species gives a tree of height H and DBH (m), as preset sections:
+    ``{"generator": …, "material": …, "wind": …}`` (module docstring). `density` (kg/m³)
+    replaces the species' green density in the stem mass (a preset that sets its own)."""
+    spec = entry(name)
+    group = spec["group"]
+    wood = spec["wood"]
+    rho = float(density if density is not None else wood["density"])
+    q = taper_exponent(spec["stem_form_factor"]["value"])
+    r0 = ground_radius(height, dbh, q)
+    n_trunk = trunk_segments(height)
+    stem_mass = rho * math.pi * sum(r * r for r in stem_radii(height, r0, q, n_trunk)) * (
+        height / n_trunk)
+
+    crown = spec["crown"]
+    tiers = int(min(max(round(crown["ratio"][stand] * n_trunk), 2), n_trunk - 1))
+    branching = spec["branching"]
+    per_tier = int(branching["per_whorl"] if branching["whorls"] else branching["per_tier"])
+    angle = math.radians(branching["angle_deg"])
+    length_ratio = LENGTH_RATIO[group]
+    # The lowest tier sits tiers·H/n below the top; its branch reaches out by about
+    # L·(sin θ + 0.7·length_ratio), which should be half the crown width.
+    above_lowest = tiers * height / n_trunk
+    reach = math.sin(angle) + 0.7 * length_ratio
+    whorl_length_ratio = 0.5 * crown["width_over_height"][stand] * height / (above_lowest * reach)
+    whorl_length_ratio = min(max(whorl_length_ratio, 0.05), 2.0)
+
+    biomass = spec["biomass"]
+    branch_mass = stem_mass * biomass["branches"] / biomass["stem"]
+    foliage_mass = stem_mass * biomass["foliage"] / biomass["stem"]
+    foliage = spec["foliage"]
+    shoot_ends = tiers * per_tier * SUB_BRANCHES + 1  # the leader's top carries leaves too
+    leaf_area = foliage_mass / foliage["leaf_mass_per_area"] / shoot_ends
+
+    generator = {
+        "trunk": {"length": height, "radius": r0, "segments": n_trunk},
+        "levels": 2,
+        "children": [per_tier, SUB_BRANCHES],
+        "segments": list(SEGMENTS[group]),
+        "branch_angle_deg": float(branching["angle_deg"]),
+        "length_ratio": length_ratio,
+        "radius_exponent": 2.0,
+        "leaf_area": leaf_area,
+        "whorls": tiers,
+        "whorl_length_ratio": whorl_length_ratio,
+        "droop_deg": float(branching["droop_deg"]),
+        "droop_level": 1,
+        "stem_form": q,
+        "leaf_mass_per_area": float(foliage["leaf_mass_per_area"]),
+        "branch_mass": branch_mass,
+        "root_stiffness": anchorage.root_stiffness(
+            spec["anchorage"]["turning_moment_per_stem_mass"], stem_mass),
+    }
+    material = {
+        "density": float(wood["density"]),
+        "youngs_modulus": float(wood["youngs_modulus"]),
+        "poisson_ratio": float(wood["poisson_ratio"]),
+        "damping_ratio": float(spec["damping_ratio"]["value"]),
+        "damping_model": "stiffness_proportional",
+        "modulus_of_rupture": float(wood["modulus_of_rupture"]),
+    }
+    wind = {
+        "leaf_drag_coefficient": float(foliage["drag_coefficient"]),
+        "vogel_exponent": float(foliage["vogel_exponent"]),
+    }
+    return {"generator": generator, "material": material, "wind": wind}
+
+
+def _number(value, key: str, fail: Fail) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or value <= 0:
+        fail(f"{_KEY}.{key}", f"must be a positive number of metres, got {value!r}")
+    return float(value)
+
+
+def _fill(given: dict, derived: dict) -> dict:
+    """`given` with every key of `derived` it lacks (nested mappings merged the same way)."""
+    out = dict(given)
+    for key, value in derived.items():
+        if key not in out:
+            out[key] = copy.deepcopy(value)
+        elif isinstance(value, dict) and isinstance(out[key], dict):
+            out[key] = _fill(out[key], value)
+    return out
+
+
+def apply(raw: dict, fail: Fail) -> dict:
+    """The raw preset `raw` with the species' derived keys added where not given (a new dict;
+    `raw` unchanged). Without ``tree.generator.species`` it is returned as is, after checking
+    that no species-only key (height, dbh) is given. `fail(key_path, message)` raises."""
+    tree = raw.get("tree")
+    gen = tree.get("generator") if isinstance(tree, dict) else None
+    if not isinstance(gen, dict):
+        return raw
+    name = gen.get("species")
+    if name is None:
+        for key in ("height", "dbh"):
+            if gen.get(key) is not None:
+                fail(f"{_KEY}.{key}", "needs tree.generator.species (the allometry it uses)")
+        return raw
+    if not isinstance(name, str) or name not in names():
+        fail(f"{_KEY}.species", f"unknown species {name!r} (known: {', '.join(names())})")
+    for key in ("height", "dbh"):
+        if gen.get(key) is None:
+            fail(f"{_KEY}.{key}", "required with species (tree size in metres)")
+    height = _number(gen["height"], "height", fail)
+    dbh = _number(gen["dbh"], "dbh", fail)
+    stand = gen.get("stand", "forest")
+    if stand not in ("forest", "open"):
+        fail(f"{_KEY}.stand", f"must be one of forest, open; got {stand!r}")
+    check_size(name, height, dbh, fail)
+    material = raw.get("material") if isinstance(raw.get("material"), dict) else {}
+    density = material.get("density")
+    if isinstance(density, bool) or not isinstance(density, (int, float)) or density <= 0:
+        density = None  # validation reports a bad one
+    derived = derive(name, height, dbh, stand, density)
+    out = dict(raw)
+    out["tree"] = dict(tree)
+    out["tree"]["generator"] = _fill(gen, derived["generator"])
+    for section in ("material", "wind"):
+        given = raw.get(section)
+        if given is None or isinstance(given, dict):
+            out[section] = _fill(given or {}, derived[section])
+    return out
