@@ -33,7 +33,7 @@ def _production(tree, R, v, tau, force, torque, K, C, armature_k=0.0, armature_c
                 gravity_theta_h=0.0):
     """Run the production kernels on a reference tree; loads converted to base-point form."""
     n = tree.n
-    w = Workspace(n)
+    w = Workspace.zeros(n)
     q = np.array([so3.quat_from_matrix(Ri) for Ri in R])
     c = tree.com
     inertia_base = tree.inertia_com + tree.mass[:, None, None] * (

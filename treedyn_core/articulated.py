@@ -20,6 +20,7 @@ makes the articulated inertia passed to the parent a full 6×6 matrix.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from .kernel import kernel
@@ -29,45 +30,54 @@ from .so3 import quat_matrix
 from . import mat3 as m3
 
 
-class Workspace:
-    """Preallocated work arrays of the recursions for N limbs (nothing is allocated per step)."""
+class Workspace(NamedTuple):
+    """Preallocated work arrays of the articulated dynamics for N limbs (nothing is allocated
+    per step), read by name in the kernels; `Workspace.zeros(n)` makes them.
 
-    def __init__(self, n: int):
-        self.C_IF = np.zeros((n, 3, 3))       # limb → inertial
-        self.base = np.zeros((n, 3))          # m, inertial
-        self.omega = np.zeros((n, 3))         # rad/s, inertial axes
-        self.base_vel = np.zeros((n, 3))      # m/s, velocity of each base point
-        self.omega_rel = np.zeros((n, 3))     # rad/s, C_IF v
-        self.theta = np.zeros((n, 3))         # rad, spring error rotation vectors
-        self.tau = np.zeros((n, 3))           # N m, joint torques, child axes
-        # Symmetric 3×3 blocks are stored as their upper triangles (6,) (`mat3.load_sym`):
-        # a third less memory traffic in the recursion, which streams them.
-        self.IA_A = np.zeros((n, 6))          # articulated inertia, angular block (symmetric)
-        self.IA_B = np.zeros((n, 3, 3))       # coupling block
-        self.IA_C = np.zeros((n, 6))          # linear block (symmetric)
-        self.pA_w = np.zeros((n, 3))          # bias moment about the base
-        self.pA_f = np.zeros((n, 3))          # bias force
-        self.c_w = np.zeros((n, 3))           # velocity-product accelerations
-        self.c_f = np.zeros((n, 3))
-        self.D_inv = np.zeros((n, 6))         # joint-space inverse inertias (symmetric)
-        self.u = np.zeros((n, 3))
-        self.acc_w = np.zeros((n, 3))
-        self.acc_f = np.zeros((n, 3))
-        self.sub_m = np.zeros(n)              # kg, subtree mass
-        self.sub_h = np.zeros((n, 3))         # kg m, subtree first moment about the origin
-        self.sub_fw = np.zeros(n)             # N, subtree Σ |F| of the applied loads
-        self.sub_fh = np.zeros((n, 3))        # N m, Σ |F| r (r: point of application)
-        self.sub_f = np.zeros((n, 3))         # N, Σ F
-        self.mid = np.zeros((n, 3))           # m, limb midpoints
-        self.mid_vel = np.zeros((n, 3))       # m/s, their velocities
-        self.lever = np.zeros((n, 3))         # m, base → midpoint
-        self.wind_at_mid = np.zeros((n, 3))   # m/s
-        self.aero_force = np.zeros((n, 3))    # N, at the midpoints
-        self.aero_torque = np.zeros((n, 3))   # N m, about the bases
-        self.drag_jacobian = np.zeros((n, 3, 3))  # N s/m, ∂F/∂v_rel
-        self.total_force = np.zeros((n, 3))   # N, external + aerodynamic
-        self.total_torque = np.zeros((n, 3))  # N m
-        self.vdot = np.zeros((n, 3))          # rad/s², joint accelerations, child axes
+    Symmetric 3×3 blocks are stored as their upper triangles (6,) (`mat3.load_sym`): a third
+    less memory traffic in the recursion, which streams them.
+    """
+
+    C_IF: np.ndarray           # (N, 3, 3) limb → inertial
+    base: np.ndarray           # (N, 3) m, inertial
+    omega: np.ndarray          # (N, 3) rad/s, inertial axes
+    base_vel: np.ndarray       # (N, 3) m/s, velocity of each base point
+    omega_rel: np.ndarray      # (N, 3) rad/s, C_IF v
+    theta: np.ndarray          # (N, 3) rad, spring error rotation vectors
+    tau: np.ndarray            # (N, 3) N m, joint torques, child axes
+    IA_A: np.ndarray           # (N, 6) articulated inertia, angular block (symmetric)
+    IA_B: np.ndarray           # (N, 3, 3) coupling block
+    IA_C: np.ndarray           # (N, 6) linear block (symmetric)
+    pA_w: np.ndarray           # (N, 3) bias moment about the base
+    pA_f: np.ndarray           # (N, 3) bias force
+    c_w: np.ndarray            # (N, 3) velocity-product accelerations
+    c_f: np.ndarray            # (N, 3)
+    D_inv: np.ndarray          # (N, 6) joint-space inverse inertias (symmetric)
+    u: np.ndarray              # (N, 3)
+    acc_w: np.ndarray          # (N, 3)
+    acc_f: np.ndarray          # (N, 3)
+    sub_m: np.ndarray          # (N,) kg, subtree mass
+    sub_h: np.ndarray          # (N, 3) kg m, subtree first moment about the origin
+    sub_fw: np.ndarray         # (N,) N, subtree Σ |F| of the applied loads
+    sub_fh: np.ndarray         # (N, 3) N m, Σ |F| r (r: point of application)
+    sub_f: np.ndarray          # (N, 3) N, Σ F
+    mid: np.ndarray            # (N, 3) m, limb midpoints
+    mid_vel: np.ndarray        # (N, 3) m/s, their velocities
+    lever: np.ndarray          # (N, 3) m, base → midpoint
+    wind_at_mid: np.ndarray    # (N, 3) m/s
+    aero_force: np.ndarray     # (N, 3) N, at the midpoints
+    aero_torque: np.ndarray    # (N, 3) N m, about the bases
+    drag_jacobian: np.ndarray  # (N, 3, 3) N s/m, ∂F/∂v_rel
+    total_force: np.ndarray    # (N, 3) N, external + aerodynamic
+    total_torque: np.ndarray   # (N, 3) N m
+    vdot: np.ndarray           # (N, 3) rad/s², joint accelerations, child axes
+
+    @classmethod
+    def zeros(cls, n: int) -> "Workspace":
+        """The work arrays of N limbs, zeroed (shapes as commented above)."""
+        trailing = {"C_IF": (3, 3), "IA_B": (3, 3), "drag_jacobian": (3, 3), "IA_A": (6,),
+                    "IA_C": (6,), "D_inv": (6,), "sub_m": (), "sub_fw": ()}
+        return cls(*(np.zeros((n,) + trailing.get(name, (3,))) for name in cls._fields))
 
 
 @kernel

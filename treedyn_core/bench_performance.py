@@ -24,7 +24,7 @@ from . import __version__
 from .aero import drag_loads, midpoints
 from .articulated import articulated_accelerations, forward_kinematics
 from .generator import count_limbs
-from .integrators import joint_torques
+from .joints import joint_torques
 from .kernel import kernel
 from .preset import load_preset, validate
 from .simulation import Simulation
@@ -91,8 +91,8 @@ def _median_seconds(call, minimum_repeats: int = 5) -> float:
 
 def _split(sim: Simulation) -> dict[str, float]:
     """Seconds per step of each compiled stage, timed on its own."""
-    t, w = sim.tree, sim._work
-    air = sim._air()
+    t, w = sim.tree, sim.workspace
+    air = sim.air()
     theta_h = sim.theta_method * sim.dt
 
     def kinematics():
@@ -102,8 +102,9 @@ def _split(sim: Simulation) -> dict[str, float]:
     def wind_and_drag():
         midpoints(w.C_IF, w.base, w.omega, w.base_vel, t.length, t.u, w.mid, w.mid_vel, w.lever)
         sim.wind.velocity_at(w.mid, w.wind_at_mid)
-        drag_loads(w.wind_at_mid, w.mid_vel, w.lever, t.length, t.radius, t.leaf_area, air[5],
-                   air[6], air[7], air[8], True, w.aero_force, w.aero_torque, w.drag_jacobian)
+        drag_loads(w.wind_at_mid, w.mid_vel, w.lever, t.length, t.radius, t.leaf_area,
+                   air.air_density, air.drag_coefficient, air.leaf_drag_coefficient,
+                   air.vogel_exponent, True, w.aero_force, w.aero_torque, w.drag_jacobian)
 
     def joint_forces():
         joint_torques(sim.q, sim.v, sim.spring_q, t.stiffness, t.damping,

@@ -36,7 +36,7 @@ import scipy.sparse
 from . import so3
 from .articulated import subtree_gravity_moments
 from .errors import TreedynError
-from .integrators import joint_torques
+from .joints import joint_torques
 from .kernel import kernel
 from . import mat3 as m3
 from .tree import _rest_pose

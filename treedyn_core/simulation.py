@@ -16,11 +16,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import so3
-from .aero import drag_loads, midpoints
+from .aero import Air, drag_loads, midpoints
 from .articulated import Workspace, forward_kinematics, limb_tips, mechanical_energy
 from .compile_notice import announce_if_slow
+from .dynamics import ArticulatedModel, ArticulatedSystem
 from .errors import SimulationDiverged, TreedynError
-from .integrators import implicit_steps, joint_torques, rk4_steps
+from .integrators import RK4Stages, rk4_steps, theta_steps
+from .joints import joint_torques
 from .prestress import prestressed_spring_rotations
 from .reference_integrator import DEFAULT_ATOL, DEFAULT_RTOL, dop853_steps
 from .seed_model import SeedDynamics, seed_prestressed_spring_rotations
@@ -49,6 +51,27 @@ class Snapshot:
     @property
     def energy(self) -> float:
         return self.kinetic + self.potential
+
+
+@dataclass
+class State:
+    """Everything of a simulation that changes as it steps (the rest is its static model and
+    settings): joint quaternions q (N, 4) child → parent and rates v (N, 3) rad/s in the
+    child's axes, breadth-first order; the time, s; the wind field's state (`wind.STATE_SIZE`,),
+    the same array as `WindField.state`. The arrays are updated in place."""
+
+    q: np.ndarray
+    v: np.ndarray
+    time: float
+    wind: np.ndarray
+
+    def copy(self) -> "State":
+        return State(self.q.copy(), self.v.copy(), self.time, self.wind.copy())
+
+    def assign(self, other: "State") -> None:
+        """Take other's values into this state's arrays (they stay the same objects)."""
+        self.q[:], self.v[:], self.wind[:] = other.q, other.v, other.wind
+        self.time = other.time
 
 
 class Simulation:
@@ -83,17 +106,13 @@ class Simulation:
         self.spring_C_rel = tree.spring_C_rel.copy()
         self.ext_force = np.zeros((n, 3))
         self.ext_torque = np.zeros((n, 3))
-        self.q = np.zeros((n, 4))
-        self.v = np.zeros((n, 3))
-        self.time = 0.0
-        self._workspace = Workspace(n)
+        self.wind = WindField(self.data["wind"])
+        self.state = State(np.zeros((n, 4)), np.zeros((n, 3)), 0.0, self.wind.state)
+        self._workspace = Workspace.zeros(n)
         self._stale = False
-        self._rk4_stages = (np.zeros((n, 4)), np.zeros((n, 3)), np.zeros((n, 4)),
-                            np.zeros((n, 3)), np.zeros((4, n, 4)), np.zeros((4, n, 3)))
+        self._rk4_stages = RK4Stages.zeros(n)
         self._warm: set[str] = set()
         self._seed = SeedDynamics(tree, self.inertia_base) if self.model == "seed" else None
-        self.wind = WindField(self.data["wind"])
-        self._wind_work = np.zeros((7, self.wind.mode_phase.shape[0]))
         wind = self.data["wind"]
         # Drag needs air and a coefficient; "wind off" in the sense of DESIGN §3 (no aerodynamic
         # force at all, still-air damping included) is zero drag coefficients.
@@ -168,29 +187,58 @@ class Simulation:
         """The spring rest rotations are computed (prestress on, none given in the preset)."""
         return self.prestress and not self.tree.spring_given.any()
 
-    # -- model arrays handed to the compiled kernels ------------------------------------------
+    # -- the records handed to the compiled kernels (`dynamics`) ------------------------------
 
-    def _model(self):
+    def articulated_model(self) -> ArticulatedModel:
+        """The articulated model's constant arrays (the springs' rest rotations in force)."""
         t = self.tree
-        return (t.parent, t.base_offset, t.mass, t.com_offset, self.inertia_base, t.stiffness,
-                t.damping, self.spring_q, self.gravity)
+        return ArticulatedModel(t.parent, t.base_offset, t.mass, t.com_offset,
+                                self.inertia_base, t.stiffness, t.damping, self.spring_q,
+                                self.gravity)
 
-    def _work_tuple(self):
-        w = self._workspace
-        return (w.C_IF, w.base, w.omega, w.base_vel, w.omega_rel, w.theta, w.tau,
-                w.IA_A, w.IA_B, w.IA_C, w.pA_w, w.pA_f, w.c_w, w.c_f, w.D_inv, w.u, w.acc_w,
-                w.acc_f, w.sub_m, w.sub_h, w.sub_fw, w.sub_fh, w.sub_f, w.mid,
-                w.mid_vel, w.lever, w.wind_at_mid, w.aero_force, w.aero_torque, w.drag_jacobian,
-                w.total_force, w.total_torque, w.vdot)
-
-    def _air(self):
+    def air(self) -> Air:
         """The aerodynamic inputs of the step kernels (aerodynamics off: wind and drag off)."""
-        t, wind, f = self.tree, self.data["wind"], self.wind
-        return (self.aerodynamics, t.length, t.radius, t.leaf_area, t.u,
-                float(wind["air_density"]), float(wind["drag_coefficient"]),
-                float(wind["leaf_drag_coefficient"]), float(wind["vogel_exponent"]), f.state,
-                f.reference_height, f.profile_exponent, f.mode_k, f.mode_amp, f.mode_phase,
-                self._wind_work)
+        t, wind = self.tree, self.data["wind"]
+        return Air(self.aerodynamics, t.length, t.radius, t.leaf_area, t.u,
+                   float(wind["air_density"]), float(wind["drag_coefficient"]),
+                   float(wind["leaf_drag_coefficient"]), float(wind["vogel_exponent"]),
+                   self.wind.inputs())
+
+    def system(self, air: Air | None = None) -> ArticulatedSystem:
+        """The articulated model's record for the steppers (`dynamics.accelerations`), with
+        the loads and scales in force; its work arrays are `workspace`'s."""
+        return ArticulatedSystem(self.articulated_model(), self._workspace,
+                                 self.air() if air is None else air, self.ext_force,
+                                 self.ext_torque, self.stiffness_scale, self.damping_scale)
+
+    # -- the state (`State`): joint quaternions and rates, time, the wind's state --------------
+
+    @property
+    def q(self) -> np.ndarray:
+        """(N, 4) joint quaternions, child → parent, breadth-first order (`state.q`)."""
+        return self.state.q
+
+    @q.setter
+    def q(self, value: np.ndarray) -> None:
+        self.state.q[:] = value
+
+    @property
+    def v(self) -> np.ndarray:
+        """(N, 3) rad/s, joint rates in the child's axes (`state.v`)."""
+        return self.state.v
+
+    @v.setter
+    def v(self, value: np.ndarray) -> None:
+        self.state.v[:] = value
+
+    @property
+    def time(self) -> float:
+        """s, simulated time since the last reset (`state.time`)."""
+        return self.state.time
+
+    @time.setter
+    def time(self, value: float) -> None:
+        self.state.time = float(value)
 
     # -- state ---------------------------------------------------------------------------------
 
@@ -233,12 +281,11 @@ class Simulation:
         simulation: one step is taken and undone."""
         if self.integrator in self._warm:
             return
-        saved = (self.q.copy(), self.v.copy(), self.time, self.wind.state.copy())
+        saved = self.state.copy()
         try:
             self.step(1)
         finally:
-            self.q[:], self.v[:], self.time = saved[0], saved[1], saved[2]
-            self.wind.state[:] = saved[3]
+            self.state.assign(saved)
             self._kinematics()
 
     def _step(self, n: int) -> None:
@@ -248,17 +295,19 @@ class Simulation:
         before = None if compiled else (self.q.copy(), self.v.copy())
         if self.integrator == "dop853":
             done, bad = dop853_steps(self, n)
-        elif self._seed is not None:
-            done, bad = self._seed.step(self, n)
-        elif self.integrator == "implicit":
-            done, bad = implicit_steps(n, self.dt, self.theta_method, self._model(), self.q,
-                                       self.v, self.ext_force, self.ext_torque,
-                                       self.stiffness_scale, self.damping_scale,
-                                       self._work_tuple(), self._air())
         else:
-            done, bad = rk4_steps(n, self.dt, self._model(), self.q, self.v, self.ext_force,
-                                  self.ext_torque, self.stiffness_scale, self.damping_scale,
-                                  self._work_tuple(), self._rk4_stages, self._air())
+            seed = self._seed
+            if seed is None:
+                system, q, v = self.system(), self.q, self.v
+            else:
+                seed.load(self)   # the seed model steps absolute attitudes and rates
+                system, q, v = seed.system(self), seed.qa, seed.omega
+            if self.integrator == "implicit":
+                done, bad = theta_steps(system, n, self.dt, self.theta_method, q, v)
+            else:
+                done, bad = rk4_steps(system, n, self.dt, q, v, self._rk4_stages)
+            if seed is not None:
+                seed.store(self)
         self.time += done * self.dt
         if bad >= 0:
             if done == 0 and before is not None:
@@ -271,11 +320,14 @@ class Simulation:
         self._stale = True  # outputs recompute the kinematics of the new state when read
 
     @property
-    def _work(self) -> Workspace:
-        """The work arrays, with the kinematics (poses, velocities) of the current state."""
+    def workspace(self) -> Workspace:
+        """The articulated model's work arrays, with the kinematics (poses, velocities) of the
+        current state; the other arrays hold what the last step's last stage computed."""
         if self._stale:
             self._kinematics()
         return self._workspace
+
+    _work = workspace  # the name the tests of earlier versions read
 
     def _kinematics(self) -> None:
         self._stale = False
@@ -387,14 +439,13 @@ class Simulation:
         t, w = self.tree, self._work
         if not self.aerodynamics:
             return np.zeros((t.n, 3))
+        air = self.air()
         midpoints(w.C_IF, w.base, w.omega, w.base_vel, t.length, t.u, w.mid, w.mid_vel, w.lever)
         self.wind.velocity_at(w.mid, w.wind_at_mid)
-        wind = self.data["wind"]
         force, torque = np.empty((t.n, 3)), np.empty((t.n, 3))
         drag_loads(w.wind_at_mid, w.mid_vel, w.lever, t.length, t.radius, t.leaf_area,
-                   float(wind["air_density"]), float(wind["drag_coefficient"]),
-                   float(wind["leaf_drag_coefficient"]), float(wind["vogel_exponent"]), False,
-                   force, torque, w.drag_jacobian)
+                   air.air_density, air.drag_coefficient, air.leaf_drag_coefficient,
+                   air.vogel_exponent, False, force, torque, w.drag_jacobian)
         return force
 
     def root_moment(self) -> np.ndarray:

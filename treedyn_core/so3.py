@@ -180,16 +180,37 @@ def quat_advance(q, theta):
         phi = math.sqrt(phi2)
         s = math.sin(0.5 * phi) / phi
         pw = math.cos(0.5 * phi)
-    px, py, pz = s * theta[0], s * theta[1], s * theta[2]
-    w = q[0] * pw - q[1] * px - q[2] * py - q[3] * pz
-    x = q[0] * px + q[1] * pw + q[2] * pz - q[3] * py
-    y = q[0] * py - q[1] * pz + q[2] * pw + q[3] * px
-    z = q[0] * pz + q[1] * py - q[2] * px + q[3] * pw
+    quat_store_normalised(quat_mul(q, (pw, s * theta[0], s * theta[1], s * theta[2])), q)
+
+
+@kernel(inline="always")
+def quat_mul(a, b):
+    """a ⊗ b of quaternions [w, x, y, z] (arrays or tuples), as a tuple."""
+    return (a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3],
+            a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2],
+            a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1],
+            a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0])
+
+
+@kernel(inline="always")
+def quat_conj_mul(a, b):
+    """conj(a) ⊗ b of quaternions [w, x, y, z] (arrays or tuples), as a tuple: the rotation
+    from b's frame to a's when both map to a common one."""
+    return (a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3],
+            a[0] * b[1] - a[1] * b[0] - a[2] * b[3] + a[3] * b[2],
+            a[0] * b[2] + a[1] * b[3] - a[2] * b[0] - a[3] * b[1],
+            a[0] * b[3] - a[1] * b[2] + a[2] * b[1] - a[3] * b[0])
+
+
+@kernel(inline="always")
+def quat_store_normalised(q, out):
+    """out (4,) = q / |q| for a quaternion tuple q."""
+    w, x, y, z = q
     n = 1.0 / math.sqrt(w * w + x * x + y * y + z * z)
-    q[0] = w * n
-    q[1] = x * n
-    q[2] = y * n
-    q[3] = z * n
+    out[0] = w * n
+    out[1] = x * n
+    out[2] = y * n
+    out[3] = z * n
 
 
 @kernel

@@ -1,0 +1,119 @@
+"""The models' dynamics as the integrators see them.
+
+A *system* is a named record of everything one model's accelerations read: its static
+arrays, its work arrays, the aerodynamic inputs, the external loads and the scales in force.
+`accelerations(system, q, v, implicit_h, drag_h)` computes the rates' derivative of state
+(q, v) for either model and returns the work array that holds it; the steppers in
+`integrators` and the dop853 adapter in `reference_integrator` are written once against it.
+
+- `ArticulatedSystem`: the articulated model, joint quaternions q (N, 4) child → parent and
+  joint rates v (N, 3) rad/s, child axes (`articulated_dynamics`);
+- `seed_model.SeedSystem`: the seed model, absolute quaternions (N, 4) limb → inertial and
+  body rates (N, 3) rad/s (`seed_model.seed_dynamics`).
+
+The choice between them is made by numba when it compiles a stepper for a record type
+(`numba.extending.overload`), so the call costs what a direct call costs.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba.extending import overload
+
+from .aero import Air, drag_loads, midpoints
+from .articulated import Workspace, articulated_accelerations, forward_kinematics
+from .joints import joint_torques
+from .kernel import kernel
+from .seed_model import SeedSystem, seed_dynamics
+from .wind import wind_at
+
+
+class ArticulatedModel(NamedTuple):
+    """The articulated model's constant arrays, breadth-first limb order (`Simulation.model`)."""
+
+    parent: np.ndarray         # (N,) int, parent index, −1 for the root
+    base_offset: np.ndarray    # (N, 3) m, parent's base → this base, parent axes
+    mass: np.ndarray           # (N,) kg
+    com_offset: np.ndarray     # (N, 3) m, base → centre of mass, limb axes
+    inertia_base: np.ndarray   # (N, 3, 3) kg m², about the base, limb axes
+    stiffness: np.ndarray      # (N, 3, 3) N m/rad, child axes
+    damping: np.ndarray        # (N, 3, 3) N m s/rad, child axes
+    spring_q: np.ndarray       # (N, 4) springs' rest orientations, child → parent
+    gravity: np.ndarray        # (3,) m/s², inertial
+
+
+class ArticulatedSystem(NamedTuple):
+    """What `articulated_dynamics` reads: model, work arrays, air, loads and scales."""
+
+    model: ArticulatedModel
+    work: Workspace
+    air: Air
+    ext_force: np.ndarray      # (N, 3) N at each base, inertial axes
+    ext_torque: np.ndarray     # (N, 3) N m, inertial axes
+    k_scale: float             # stiffness scale
+    c_scale: float             # damping scale
+
+
+@kernel
+def articulated_dynamics(system, q, v, implicit_h, drag_h):
+    """Joint accelerations (N, 3) rad/s² of state (q, v) into and as ``system.work.vdot``;
+    implicit_h = θh for the joints' springs and dampers, drag_h = h for the aerodynamic terms
+    (both 0: explicit).
+
+    Stages: kinematics → aerodynamic loads (if ``air.enabled``) → joint torques →
+    articulated-body recursion. With air, the loads given are added to the drag.
+    """
+    model, w, air = system.model, system.work, system.air
+    k_scale, c_scale = system.k_scale, system.c_scale
+    forward_kinematics(model.parent, model.base_offset, q, v, w.C_IF, w.base, w.omega,
+                       w.base_vel, w.omega_rel)
+    drag_implicit_h = 0.0
+    force, torque = system.ext_force, system.ext_torque
+    if air.enabled:
+        midpoints(w.C_IF, w.base, w.omega, w.base_vel, air.length, air.limb_u, w.mid, w.mid_vel,
+                  w.lever)
+        wind_at(w.mid, air.wind, w.wind_at_mid)
+        drag_loads(w.wind_at_mid, w.mid_vel, w.lever, air.length, air.radius, air.leaf_area,
+                   air.air_density, air.drag_coefficient, air.leaf_drag_coefficient,
+                   air.vogel_exponent, drag_h > 0.0, w.aero_force, w.aero_torque,
+                   w.drag_jacobian)
+        for i in range(w.total_force.shape[0]):
+            for r in range(3):
+                w.total_force[i, r] = force[i, r] + w.aero_force[i, r]
+                w.total_torque[i, r] = torque[i, r] + w.aero_torque[i, r]
+        force, torque = w.total_force, w.total_torque
+        drag_implicit_h = drag_h
+    joint_torques(q, v, model.spring_q, model.stiffness, model.damping, k_scale, c_scale,
+                  implicit_h, w.theta, w.tau)
+    articulated_accelerations(model.parent, model.mass, model.com_offset, model.inertia_base,
+                              model.stiffness, model.damping, w.C_IF, w.base, w.omega,
+                              w.omega_rel, w.tau, model.gravity, force, torque,
+                              implicit_h * implicit_h * k_scale, implicit_h * c_scale,
+                              implicit_h, w.drag_jacobian, w.lever, drag_implicit_h,
+                              w.IA_A, w.IA_B, w.IA_C, w.pA_w, w.pA_f, w.c_w, w.c_f, w.D_inv,
+                              w.u, w.acc_w, w.acc_f, w.sub_m, w.sub_h, w.sub_fw, w.sub_fh,
+                              w.sub_f, w.vdot)
+    return w.vdot
+
+
+_DYNAMICS = {ArticulatedSystem: articulated_dynamics, SeedSystem: seed_dynamics}
+
+
+def accelerations(system, q, v, implicit_h, drag_h):
+    """The rates' derivative (N, 3) of state (q, v) of ``system``'s model (in compiled code
+    only: an overload chosen by the record's type)."""
+    return _DYNAMICS[type(system)](system, q, v, implicit_h, drag_h)
+
+
+@overload(accelerations, jit_options=dict(cache=True, nogil=True))
+def _accelerations(system, q, v, implicit_h, drag_h):
+    dynamics = _DYNAMICS.get(getattr(system, "instance_class", None))
+    if dynamics is None:
+        return None
+
+    def call(system, q, v, implicit_h, drag_h):
+        return dynamics(system, q, v, implicit_h, drag_h)
+
+    return call
