@@ -23,25 +23,12 @@ import numpy as np
 from numba.extending import overload
 
 from .aero import Air, drag_loads, midpoints
-from .articulated import Workspace, articulated_accelerations, forward_kinematics
+from .articulated import (ArticulatedModel, Workspace, forward_kinematics,
+                          implicit_accelerations)
 from .joints import joint_torques
 from .kernel import kernel
 from .seed_model import SeedSystem, seed_dynamics
 from .wind import wind_at
-
-
-class ArticulatedModel(NamedTuple):
-    """The articulated model's constant arrays, breadth-first limb order (`Simulation.model`)."""
-
-    parent: np.ndarray         # (N,) int, parent index, −1 for the root
-    base_offset: np.ndarray    # (N, 3) m, parent's base → this base, parent axes
-    mass: np.ndarray           # (N,) kg
-    com_offset: np.ndarray     # (N, 3) m, base → centre of mass, limb axes
-    inertia_base: np.ndarray   # (N, 3, 3) kg m², about the base, limb axes
-    stiffness: np.ndarray      # (N, 3, 3) N m/rad, child axes
-    damping: np.ndarray        # (N, 3, 3) N m s/rad, child axes
-    spring_q: np.ndarray       # (N, 4) springs' rest orientations, child → parent
-    gravity: np.ndarray        # (3,) m/s², inertial
 
 
 class ArticulatedSystem(NamedTuple):
@@ -87,14 +74,8 @@ def articulated_dynamics(system, q, v, implicit_h, drag_h):
         drag_implicit_h = drag_h
     joint_torques(q, v, model.spring_q, model.stiffness, model.damping, k_scale, c_scale,
                   implicit_h, w.theta, w.tau)
-    articulated_accelerations(model.parent, model.mass, model.com_offset, model.inertia_base,
-                              model.stiffness, model.damping, w.C_IF, w.base, w.omega,
-                              w.omega_rel, w.tau, model.gravity, force, torque,
-                              implicit_h * implicit_h * k_scale, implicit_h * c_scale,
-                              implicit_h, w.drag_jacobian, w.lever, drag_implicit_h,
-                              w.IA_A, w.IA_B, w.IA_C, w.pA_w, w.pA_f, w.c_w, w.c_f, w.D_inv,
-                              w.u, w.acc_w, w.acc_f, w.sub_m, w.sub_h, w.sub_fw, w.sub_fh,
-                              w.sub_f, w.vdot)
+    implicit_accelerations(model, w, force, torque, implicit_h * implicit_h * k_scale,
+                           implicit_h * c_scale, implicit_h, drag_implicit_h)
     return w.vdot
 
 

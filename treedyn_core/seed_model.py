@@ -110,12 +110,9 @@ def joint_to_absolute(parent, q, v, qa, omega):
     (ω_B = C_ABᵀ ω_A + v_B)."""
     for i in range(parent.shape[0]):
         p = parent[i]
-        if p < 0:
-            s = 1.0 / math.sqrt(q[i, 0] ** 2 + q[i, 1] ** 2 + q[i, 2] ** 2 + q[i, 3] ** 2)
-            for r in range(4):
-                qa[i, r] = q[i, r] * s
-            for r in range(3):
-                omega[i, r] = v[i, r]
+        if p < 0:   # the root's joint is its attitude
+            quat_store_normalised(q[i], qa[i])
+            m3.vstore(m3.vload(v[i]), omega[i])
             continue
         quat_store_normalised(quat_mul(qa[p], q[i]), qa[i])
         m3.vstore(m3.vadd(m3.matvec_t(quat_matrix(q[i]), m3.vload(omega[p])), m3.vload(v[i])),
@@ -128,11 +125,8 @@ def absolute_to_joint(parent, qa, omega, q, v):
     for i in range(parent.shape[0]):
         p = parent[i]
         if p < 0:
-            s = 1.0 / math.sqrt(qa[i, 0] ** 2 + qa[i, 1] ** 2 + qa[i, 2] ** 2 + qa[i, 3] ** 2)
-            for r in range(4):
-                q[i, r] = qa[i, r] * s
-            for r in range(3):
-                v[i, r] = omega[i, r]
+            quat_store_normalised(qa[i], q[i])
+            m3.vstore(m3.vload(omega[i]), v[i])
             continue
         quat_store_normalised(quat_conj_mul(qa[p], qa[i]), q[i])
         m3.vstore(m3.vsub(m3.vload(omega[i]), m3.matvec_t(quat_matrix(q[i]), m3.vload(omega[p]))),

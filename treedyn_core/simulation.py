@@ -1,10 +1,12 @@
 """The one stepping API used by `treedyn run`, the benchmarks and the app.
 
-A `Simulation` holds the static model (the tree's arrays), the changing state
-(joint quaternions ``q`` and joint rates ``v``, breadth-first order) and the
-settings that may change between any two steps (stiffness and damping scales,
-integrator, time step, external loads). `step(n)` runs n steps in compiled
-code; `snapshot()` returns a cheap read-only copy for display.
+A `Simulation` is a facade over three parts: the static `model.Model` built from the
+preset (``static_model``: the tree's arrays, gravity, inertias), the changing `State`
+(``state``: joint quaternions ``q``, joint rates ``v``, breadth-first order, the time and
+the wind's state) and the settings that may change between any two steps (stiffness and
+damping scales, integrator, time step, external loads, the wind's targets). `step(n)` runs
+n steps of an `integrators` stepper over the model's `dynamics` in compiled code;
+`snapshot()` returns a cheap read-only copy for display.
 """
 
 from __future__ import annotations
@@ -17,9 +19,10 @@ import numpy as np
 
 from . import so3
 from .aero import Air, drag_loads, midpoints
-from .articulated import Workspace, forward_kinematics, limb_tips, mechanical_energy
+from .articulated import (ArticulatedModel, Workspace, forward_kinematics, limb_tips,
+                          mechanical_energy)
 from .compile_notice import announce_if_slow
-from .dynamics import ArticulatedModel, ArticulatedSystem
+from .dynamics import ArticulatedSystem
 from .errors import SimulationDiverged, TreedynError
 from .integrators import RK4Stages, rk4_steps, theta_steps
 from .joints import joint_torques
@@ -27,7 +30,7 @@ from .prestress import prestressed_spring_rotations
 from .reference_integrator import DEFAULT_ATOL, DEFAULT_RTOL, dop853_steps
 from .seed_model import SeedDynamics, seed_prestressed_spring_rotations
 from .stability import RK4_STABILITY, SAFETY, fastest_rate
-from .tree import Tree, build_tree
+from .model import Model
 from .wind import DIRECTION, INTENSITY, SPEED, TARGET, WindField
 
 INTEGRATORS = ("implicit", "rk4", "dop853")
@@ -74,6 +77,11 @@ class State:
         self.time = other.time
 
 
+def _part(owner: str, name: str, doc: str) -> property:
+    """A read-only property of `Simulation` that reads ``self.<owner>.<name>``."""
+    return property(lambda self: getattr(getattr(self, owner), name), doc=doc)
+
+
 class Simulation:
     """A tree in motion: `Simulation(preset)` with a `preset.Preset` (or anything with `.data`
     and `.error`), or `Simulation.from_data(data)` with a validated preset dict."""
@@ -84,10 +92,9 @@ class Simulation:
         self.rtol = DEFAULT_RTOL if rtol is None else float(rtol)   # dop853 tolerances
         self.atol = DEFAULT_ATOL if atol is None else float(atol)
         sim = self.data["simulation"]
-        self.tree: Tree = build_tree(self.data, getattr(preset, "error", None))
-        self.gravity = np.array(sim["gravity"], dtype=float)
+        # the static model (`Model`); tree, gravity, inertia_base and prestress read it
+        self.static_model = Model.from_data(self.data, getattr(preset, "error", None))
         self.theta_method = float(sim["implicit_theta"])
-        self.prestress = bool(sim["prestress"])
         self.stiffness_scale = float(self.data["tuning"]["stiffness_scale"])
         self.damping_scale = float(self.data["tuning"]["damping_scale"])
         self.dt = float(dt if dt is not None else sim["dt"])
@@ -95,14 +102,9 @@ class Simulation:
         self.model = model or sim["model"]
         self._check_choice("integrator", self.integrator, INTEGRATORS)
         self._check_choice("model", self.model, MODELS)
-        self._initial_state = self._resolve_initial_state(preset)
 
         tree = self.tree
         n = tree.n
-        c = tree.com_offset
-        cc = np.einsum("ni,nj->nij", c, c)
-        parallel_axis = (np.einsum("ni,ni->n", c, c)[:, None, None] * np.eye(3) - cc)
-        self.inertia_base = tree.inertia_com + tree.mass[:, None, None] * parallel_axis
         self.spring_C_rel = tree.spring_C_rel.copy()
         self.ext_force = np.zeros((n, 3))
         self.ext_torque = np.zeros((n, 3))
@@ -113,11 +115,9 @@ class Simulation:
         self._rk4_stages = RK4Stages.zeros(n)
         self._warm: set[str] = set()
         self._seed = SeedDynamics(tree, self.inertia_base) if self.model == "seed" else None
-        wind = self.data["wind"]
-        # Drag needs air and a coefficient; "wind off" in the sense of DESIGN §3 (no aerodynamic
-        # force at all, still-air damping included) is zero drag coefficients.
-        self.aerodynamics = bool(wind["drag_coefficient"] > 0 or (
-            wind["leaf_drag_coefficient"] > 0 and self.tree.leaf_area.any()))
+        # Whether the steps compute aerodynamic loads: the model's drag (no drag is "wind off"
+        # in the sense of DESIGN §3); the benchmarks switch it off to time the rest.
+        self.aerodynamics = self.static_model.has_drag
         with announce_if_slow():
             self.reset()
             self.energies()
@@ -139,18 +139,12 @@ class Simulation:
             raise TreedynError(f"{what} '{value}' is not available (choose from "
                                f"{', '.join(allowed)})")
 
-    def _resolve_initial_state(self, preset) -> list[tuple[int, np.ndarray, np.ndarray]]:
-        out = []
-        for k, entry in enumerate(self.data.get("initial_state") or []):
-            name = entry["limb"]
-            if name not in self.tree.index_of:
-                message = f"no limb named '{name}'"
-                error = getattr(preset, "error", None)
-                raise (error(f"initial_state[{k}].limb", message) if error
-                       else TreedynError(f"initial_state[{k}].limb: {message}"))
-            out.append((self.tree.index_of[name], np.radians(entry["rotation_deg"]),
-                        np.array(entry["angular_velocity"], dtype=float)))
-        return out
+    # the static model's parts (`static_model`)
+    tree = _part("static_model", "tree", "The limbs' static arrays (`tree.Tree`).")
+    gravity = _part("static_model", "gravity", "(3,) m/s², inertial.")
+    inertia_base = _part("static_model", "inertia_base",
+                         "(N, 3, 3) kg m², each limb's inertia about its base, limb axes.")
+    prestress = _part("static_model", "prestress", "The preset asks for prestressed springs.")
 
     def preset_data(self) -> dict:
         """A complete preset dict that loads to this simulation: the preset's data with the
@@ -213,23 +207,9 @@ class Simulation:
 
     # -- the state (`State`): joint quaternions and rates, time, the wind's state --------------
 
-    @property
-    def q(self) -> np.ndarray:
-        """(N, 4) joint quaternions, child → parent, breadth-first order (`state.q`)."""
-        return self.state.q
-
-    @q.setter
-    def q(self, value: np.ndarray) -> None:
-        self.state.q[:] = value
-
-    @property
-    def v(self) -> np.ndarray:
-        """(N, 3) rad/s, joint rates in the child's axes (`state.v`)."""
-        return self.state.v
-
-    @v.setter
-    def v(self, value: np.ndarray) -> None:
-        self.state.v[:] = value
+    q = _part("state", "q", "(N, 4) joint quaternions, child → parent, breadth-first order "
+                            "(change it in place).")
+    v = _part("state", "v", "(N, 3) rad/s, joint rates in the child's axes (change it in place).")
 
     @property
     def time(self) -> float:
@@ -256,7 +236,7 @@ class Simulation:
             self.spring_C_rel = self.tree.spring_C_rel.copy()
         R = self.tree.rest_C_rel.copy()
         self.v[:] = 0.0
-        for i, rotation, rate in self._initial_state:
+        for i, rotation, rate in self.static_model.initial_state:
             R[i] = R[i] @ so3.exp(rotation)
             self.v[i] = rate
         self.q[:] = so3.quats_from_matrices(R)

@@ -38,11 +38,17 @@ def hat_into(w, out):
     out[2, 2] = 0.0
 
 
+@kernel(inline="always")
+def _angle(theta):
+    """(φ², φ) of a rotation vector theta, rad."""
+    phi2 = theta[0] * theta[0] + theta[1] * theta[1] + theta[2] * theta[2]
+    return phi2, math.sqrt(phi2)
+
+
 @kernel
 def exp(theta):
     """Rotation matrix exp(theta^×) (3, 3) of a rotation vector theta (rad)."""
-    phi2 = theta[0] * theta[0] + theta[1] * theta[1] + theta[2] * theta[2]
-    phi = math.sqrt(phi2)
+    phi2, phi = _angle(theta)
     if phi < _SMALL:
         a = 1.0 - phi2 / 6.0
         b = 0.5 - phi2 / 24.0
@@ -103,20 +109,25 @@ def log_into(R, out):
         out[i] *= sign * phi / norm
 
 
+@kernel(inline="always")
+def _hat_and_square(theta):
+    """(θ^×, (θ^×)²) as (3, 3) arrays."""
+    T = np.empty((3, 3))
+    hat_into(theta, T)
+    return T, T @ T
+
+
 @kernel
 def right_jacobian(theta):
     """Right Jacobian J_r(theta) (3, 3): exp((θ + δ)^×) ≈ exp(θ^×) exp((J_r δ)^×)."""
-    phi2 = theta[0] * theta[0] + theta[1] * theta[1] + theta[2] * theta[2]
-    phi = math.sqrt(phi2)
+    phi2, phi = _angle(theta)
     if phi < _SMALL:
         a = 0.5 - phi2 / 24.0
         b = 1.0 / 6.0 - phi2 / 120.0
     else:
         a = (1.0 - math.cos(phi)) / phi2
         b = (phi - math.sin(phi)) / (phi2 * phi)
-    T = np.empty((3, 3))
-    hat_into(theta, T)
-    T2 = T @ T
+    T, T2 = _hat_and_square(theta)
     out = np.eye(3)
     for i in range(3):
         for j in range(3):
@@ -127,15 +138,12 @@ def right_jacobian(theta):
 @kernel
 def right_jacobian_inverse(theta):
     """Inverse right Jacobian J_r⁻¹(theta) (3, 3): θ̇ = J_r⁻¹(θ) ω for R(θ)̇ = R ω^×."""
-    phi2 = theta[0] * theta[0] + theta[1] * theta[1] + theta[2] * theta[2]
-    phi = math.sqrt(phi2)
+    phi2, phi = _angle(theta)
     if phi < _SMALL:
         b = 1.0 / 12.0 + phi2 / 720.0
     else:
         b = 1.0 / phi2 - (1.0 + math.cos(phi)) / (2.0 * phi * math.sin(phi))
-    T = np.empty((3, 3))
-    hat_into(theta, T)
-    T2 = T @ T
+    T, T2 = _hat_and_square(theta)
     out = np.eye(3)
     for i in range(3):
         for j in range(3):
@@ -204,8 +212,8 @@ def quat_conj_mul(a, b):
 
 @kernel(inline="always")
 def quat_store_normalised(q, out):
-    """out (4,) = q / |q| for a quaternion tuple q."""
-    w, x, y, z = q
+    """out (4,) = q / |q| for a quaternion q (tuple or array)."""
+    w, x, y, z = q[0], q[1], q[2], q[3]
     n = 1.0 / math.sqrt(w * w + x * x + y * y + z * z)
     out[0] = w * n
     out[1] = x * n
@@ -285,3 +293,12 @@ def quat_rate(q, w, out):
     out[1] = 0.5 * (q[0] * w[0] + q[2] * w[2] - q[3] * w[1])
     out[2] = 0.5 * (q[0] * w[1] - q[1] * w[2] + q[3] * w[0])
     out[3] = 0.5 * (q[0] * w[2] + q[1] * w[1] - q[2] * w[0])
+
+
+def hat_many(w: np.ndarray) -> np.ndarray:
+    """(..., 3, 3) cross-product matrices w^× of vectors (..., 3) (numpy, vectorised)."""
+    out = np.zeros(w.shape[:-1] + (3, 3))
+    out[..., 0, 1], out[..., 0, 2] = -w[..., 2], w[..., 1]
+    out[..., 1, 0], out[..., 1, 2] = w[..., 2], -w[..., 0]
+    out[..., 2, 0], out[..., 2, 1] = -w[..., 1], w[..., 0]
+    return out
