@@ -163,6 +163,9 @@ class FreeBody:
 
     # -- flat state for an ODE solver (reference_integrator) -----------------------------------
 
+    def state_changed(self) -> None:
+        """Nothing to recompute: every output reads the state vector."""
+
     def state_vector(self) -> np.ndarray:
         return self.y.copy()
 

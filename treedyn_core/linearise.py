@@ -417,7 +417,7 @@ class Configuration:
         self.gravity = np.asarray(sim.gravity if gravity is None else gravity, dtype=float)
         # limb → inertial orientations (N, 3, 3) and base points (N, 3) m
         self.C_IF, self.base = pose_by_levels(tree.parent, tree.level_start, self.R_rel,
-                                          tree.base_offset)
+                                              tree.base_offset)
 
     def generalized_forces(self) -> np.ndarray:
         """(N, 3) N m, child axes: spring torques plus the moments of the subtrees' weights

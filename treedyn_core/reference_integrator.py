@@ -197,7 +197,5 @@ def dop853_samples(system, duration: float, dt: float, measure, rtol: float = DE
 
 
 def _refresh(system) -> None:
-    """Recompute a simulation's outputs (poses, velocities) from its new joint state."""
-    refresh = getattr(system, "_kinematics", None)
-    if refresh is not None:
-        refresh()
+    """Tell a simulation (or free body) that its state changed under it."""
+    system.state_changed()

@@ -309,6 +309,11 @@ class Simulation:
 
     _work = workspace  # the name the tests of earlier versions read
 
+    def state_changed(self) -> None:
+        """Say that q or v were changed in place: the outputs recompute the poses and
+        velocities when next read."""
+        self._stale = True
+
     def _kinematics(self) -> None:
         self._stale = False
         t, w = self.tree, self._workspace
