@@ -3,13 +3,14 @@ explicit method of order 4 (Butcher's order conditions up to order 4)."""
 
 import numpy as np
 
-from treedyn_core.integrators import RK4_A, RK4_B, RK4_C
+from treedyn_core.integrators import RK4_A, RK4_B, RK4_B_DENOMINATOR, RK4_B_NUMERATOR, RK4_C
 
 
 def test_rk4_tableau_is_explicit_and_consistent():
     assert np.allclose(np.triu(RK4_A), 0.0)              # explicit: A strictly lower
     np.testing.assert_allclose(RK4_C, RK4_A.sum(axis=1))
-    assert RK4_B.sum() == 1.0
+    assert RK4_B_NUMERATOR.sum() == RK4_B_DENOMINATOR      # Σ b = 1 exactly
+    np.testing.assert_allclose(RK4_B, RK4_B_NUMERATOR / RK4_B_DENOMINATOR)
 
 
 def test_rk4_tableau_meets_the_order_conditions_to_order_4():
