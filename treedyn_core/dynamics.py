@@ -28,7 +28,7 @@ from .articulated import (ArticulatedModel, Workspace, forward_kinematics,
 from .joints import joint_torques
 from .kernel import kernel
 from .seed_model import SeedSystem, seed_dynamics
-from .wind import wind_at
+from .wind import advance_wind, wind_at
 
 
 class ArticulatedSystem(NamedTuple):
@@ -82,9 +82,15 @@ def articulated_dynamics(system, q, v, implicit_h, drag_h):
 _DYNAMICS = {ArticulatedSystem: articulated_dynamics, SeedSystem: seed_dynamics}
 
 
+def register(record_type, dynamics) -> None:
+    """Make `accelerations` of a ``record_type`` record call ``dynamics(system, q, v,
+    implicit_h, drag_h)`` (a kernel); for models defined outside this module."""
+    _DYNAMICS[record_type] = dynamics
+
+
 def accelerations(system, q, v, implicit_h, drag_h):
     """The rates' derivative (N, 3) of state (q, v) of ``system``'s model (in compiled code
-    only: an overload chosen by the record's type)."""
+    an overload chosen by the record's type)."""
     return _DYNAMICS[type(system)](system, q, v, implicit_h, drag_h)
 
 
@@ -98,3 +104,21 @@ def _accelerations(system, q, v, implicit_h, drag_h):
         return dynamics(system, q, v, implicit_h, drag_h)
 
     return call
+
+
+def advance_clock(system, h):
+    """After a step of h seconds: the wind's state of a system with air, else nothing (in
+    compiled code an overload chosen by the record's type)."""
+    if "air" in type(system)._fields:
+        advance_wind(system.air.wind.state, h)
+
+
+@overload(advance_clock, jit_options=dict(cache=True, nogil=True))
+def _advance_clock(system, h):
+    if "air" in getattr(system, "fields", ()):
+        def advance(system, h):
+            advance_wind(system.air.wind.state, h)
+    else:
+        def advance(system, h):
+            pass
+    return advance

@@ -14,7 +14,8 @@
 
 Both stop at the first non-finite rate, returning how many steps they completed and the
 offending limb. The wind is sampled at the start of each step (RK4's stages see the limbs'
-motion but the wind field of the step's start) and advanced by h after it.
+motion but the wind field of the step's start) and advanced by h after it
+(`dynamics.advance_clock`). `freebody` steps a free body's rotation with them too.
 """
 
 from __future__ import annotations
@@ -25,10 +26,9 @@ from typing import NamedTuple
 import numpy as np
 
 from . import mat3 as m3
-from .dynamics import accelerations
+from .dynamics import accelerations, advance_clock
 from .kernel import kernel
 from .so3 import quat_advance, quat_rate
-from .wind import advance_wind
 
 
 @kernel
@@ -57,7 +57,7 @@ def theta_steps(system, n_steps, h, theta_m, q, v):
             a = m3.vload(vdot[i])
             m3.vstore(m3.vadd(v_old, m3.vscale(h, a)), v[i])
             quat_advance(q[i], m3.vscale(h, m3.vadd(v_old, m3.vscale(theta_m * h, a))))
-        advance_wind(system.air.wind.state, h)
+        advance_clock(system, h)
     return n_steps, -1
 
 
@@ -144,5 +144,5 @@ def rk4_steps(system, n_steps, h, q, v, work):
                 for s in range(stages):
                     total += RK4_B_NUMERATOR[s] * kv[s, i, r]
                 v[i, r] = v0[i, r] + weight * total
-        advance_wind(system.air.wind.state, h)
+        advance_clock(system, h)
     return n_steps, -1
