@@ -90,6 +90,14 @@ class RK4Stages(NamedTuple):
                    np.zeros((stages, n, 4)), np.zeros((stages, n, 3)))
 
 
+@kernel(inline="always")
+def _axpy(a, x, y):
+    """y += a x for (N, k) arrays."""
+    for i in range(y.shape[0]):
+        for r in range(y.shape[1]):
+            y[i, r] += a * x[i, r]
+
+
 @kernel
 def rk4_steps(system, n_steps, h, q, v, work):
     """Advance (q, v) in place by n_steps steps of h seconds of the explicit Runge–Kutta
@@ -105,18 +113,14 @@ def rk4_steps(system, n_steps, h, q, v, work):
         q0[:] = q
         v0[:] = v
         for stage in range(stages):
-            for i in range(n):
-                for r in range(4):
-                    qs[i, r] = q0[i, r]
-                for r in range(3):
-                    vs[i, r] = v0[i, r]
-                for j in range(stage):
-                    a = RK4_A[stage, j] * h
-                    if a != 0.0:
-                        for r in range(4):
-                            qs[i, r] += a * kq[j, i, r]
-                        for r in range(3):
-                            vs[i, r] += a * kv[j, i, r]
+            # the stage's state y0 + h Σ_j A[stage, j] k_j, one pass per nonzero coefficient
+            qs[:] = q0
+            vs[:] = v0
+            for j in range(stage):
+                a = RK4_A[stage, j] * h
+                if a != 0.0:
+                    _axpy(a, kq[j], qs)
+                    _axpy(a, kv[j], vs)
             vdot = accelerations(system, qs, vs, 0.0, 0.0)
             bad = first_non_finite(vdot)
             if bad >= 0:
@@ -125,24 +129,23 @@ def rk4_steps(system, n_steps, h, q, v, work):
                 return step, bad
             for i in range(n):
                 quat_rate(qs[i], vs[i], kq[stage, i])
-                for r in range(3):
-                    kv[stage, i, r] = vdot[i, r]
+            kv[stage] = vdot
+        # y0 + h/denominator Σ_s numerator_s k_s, the sum formed in the stages' order
+        q[:] = 0.0
+        v[:] = 0.0
+        for s in range(stages):
+            _axpy(RK4_B_NUMERATOR[s], kq[s], q)
+            _axpy(RK4_B_NUMERATOR[s], kv[s], v)
         weight = h / RK4_B_DENOMINATOR
         for i in range(n):
             norm = 0.0
             for r in range(4):
-                total = 0.0
-                for s in range(stages):
-                    total += RK4_B_NUMERATOR[s] * kq[s, i, r]
-                q[i, r] = q0[i, r] + weight * total
+                q[i, r] = q0[i, r] + weight * q[i, r]
                 norm += q[i, r] * q[i, r]
             norm = 1.0 / math.sqrt(norm)
             for r in range(4):
                 q[i, r] *= norm
             for r in range(3):
-                total = 0.0
-                for s in range(stages):
-                    total += RK4_B_NUMERATOR[s] * kv[s, i, r]
-                v[i, r] = v0[i, r] + weight * total
+                v[i, r] = v0[i, r] + weight * v[i, r]
         advance_clock(system, h)
     return n_steps, -1

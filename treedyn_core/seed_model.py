@@ -489,7 +489,8 @@ class SeedDynamics:
     def system(self, sim, air: Air | None = None) -> SeedSystem:
         """The record the steppers give `dynamics.accelerations` (air: ``sim.air()``)."""
         return SeedSystem(self.model(sim), self.work, sim.air() if air is None else air,
-                          sim.ext_torque, float(sim.stiffness_scale), float(sim.damping_scale))
+                          np.ascontiguousarray(sim.ext_torque, dtype=np.float64),
+                          float(sim.stiffness_scale), float(sim.damping_scale))
 
     def load(self, sim) -> None:
         """Absolute state from the simulation's joint state."""

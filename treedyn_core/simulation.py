@@ -77,6 +77,11 @@ class State:
         self.time = other.time
 
 
+def _loads(array: np.ndarray) -> np.ndarray:
+    """An external load array as the kernels type it: (N, 3) C-contiguous float64."""
+    return np.ascontiguousarray(array, dtype=np.float64)
+
+
 def _part(owner: str, name: str, doc: str) -> property:
     """A read-only property of `Simulation` that reads ``self.<owner>.<name>``."""
     return property(lambda self: getattr(getattr(self, owner), name), doc=doc)
@@ -114,6 +119,7 @@ class Simulation:
         self._stale = False
         self._rk4_stages = RK4Stages.zeros(n)
         self._warm: set[str] = set()
+        self._entries: dict = {}   # compiled stepper → its entry point for our records (`_call`)
         self._seed = SeedDynamics(tree, self.inertia_base) if self.model == "seed" else None
         # Whether the steps compute aerodynamic loads: the model's drag (no drag is "wind off"
         # in the sense of DESIGN §3); the benchmarks switch it off to time the rest.
@@ -193,7 +199,7 @@ class Simulation:
     def air(self) -> Air:
         """The aerodynamic inputs of the step kernels (aerodynamics off: wind and drag off)."""
         t, wind = self.tree, self.data["wind"]
-        return Air(self.aerodynamics, t.length, t.radius, t.leaf_area, t.u,
+        return Air(bool(self.aerodynamics), t.length, t.radius, t.leaf_area, t.u,
                    float(wind["air_density"]), float(wind["drag_coefficient"]),
                    float(wind["leaf_drag_coefficient"]), float(wind["vogel_exponent"]),
                    self.wind.inputs())
@@ -202,8 +208,9 @@ class Simulation:
         """The articulated model's record for the steppers (`dynamics.accelerations`), with
         the loads and scales in force; its work arrays are `workspace`'s."""
         return ArticulatedSystem(self.articulated_model(), self._workspace,
-                                 self.air() if air is None else air, self.ext_force,
-                                 self.ext_torque, self.stiffness_scale, self.damping_scale)
+                                 self.air() if air is None else air, _loads(self.ext_force),
+                                 _loads(self.ext_torque), float(self.stiffness_scale),
+                                 float(self.damping_scale))
 
     # -- the state (`State`): joint quaternions and rates, time, the wind's state --------------
 
@@ -283,9 +290,11 @@ class Simulation:
                 seed.load(self)   # the seed model steps absolute attitudes and rates
                 system, q, v = seed.system(self), seed.qa, seed.omega
             if self.integrator == "implicit":
-                done, bad = theta_steps(system, n, self.dt, self.theta_method, q, v)
+                done, bad = self._call(theta_steps, system, n, float(self.dt),
+                                       float(self.theta_method), q, v)
             else:
-                done, bad = rk4_steps(system, n, self.dt, q, v, self._rk4_stages)
+                done, bad = self._call(rk4_steps, system, n, float(self.dt), q, v,
+                                       self._rk4_stages)
             if seed is not None:
                 seed.store(self)
         self.time += done * self.dt
@@ -308,6 +317,21 @@ class Simulation:
         return self._workspace
 
     _work = workspace  # the name the tests of earlier versions read
+
+    def _call(self, stepper, *args):
+        """stepper(*args), after the first call through the compiled entry point directly.
+
+        numba's dispatcher checks the types of the ~70 named arrays of a system record on
+        every call (≈ 8 µs, 3 % of a 1,000-limb step); a simulation's records keep their
+        types (its own C-contiguous float64 arrays, scalars made float or bool in `system`),
+        so the machine code the first call finds serves every later one."""
+        entry = self._entries.get(stepper)
+        if entry is not None:
+            return entry(*args)
+        result = stepper(*args)
+        signature = tuple(stepper.typeof_pyval(arg) for arg in args)
+        self._entries[stepper] = stepper.overloads[signature].entry_point
+        return result
 
     def state_changed(self) -> None:
         """Say that q or v were changed in place: the outputs recompute the poses and
