@@ -15,9 +15,10 @@ For the implicit step (DESIGN §4) stage kernels of their own compute, before th
 recursion, each joint's ``D0`` block — the armature ``a_c C + a_k K`` (the joint's
 damper and spring) and ``θ²h²`` times the positive-semidefinite part of gravity's
 stiffness of the subtree, which makes the articulated inertia passed to the parent a
-full 6×6 matrix, and the loads' stiffness (`implicit_joint_blocks`) — and the drag's
-added inertia (`drag_added_inertia`); `articulated_accelerations` is then Table 7.1
-with ``D = Sᵀ IA S + D0``.
+full 6×6 matrix, and the loads' stiffness (`implicit_joint_blocks`); the drag's
+added inertia is a function of its own (`drag_added_inertia`) that pass 1 adds to each
+limb's inertia (`limb_inertias`); `articulated_accelerations` is then Table 7.1's passes
+2 and 3 with ``D = Sᵀ IA S + D0``.
 """
 
 from __future__ import annotations
@@ -90,11 +91,6 @@ class Workspace(NamedTuple):
     aero_force: np.ndarray     # (N, 3) N, at the midpoints
     aero_torque: np.ndarray    # (N, 3) N m, about the bases
     drag_jacobian: np.ndarray  # (N, 3, 3) N s/m, ∂F/∂v_rel
-    drag_A: np.ndarray         # (N, 6) the drag's added inertia h LᵀDL: angular block (sym.)
-    drag_B: np.ndarray         # (N, 3, 3) coupling block
-    drag_C: np.ndarray         # (N, 6) linear block (symmetric)
-    drag_p_w: np.ndarray       # (N, 3) N m, its bias moment (cancels its weight)
-    drag_p_f: np.ndarray       # (N, 3) N, its bias force
     total_force: np.ndarray    # (N, 3) N, external + aerodynamic
     total_torque: np.ndarray   # (N, 3) N m
     vdot: np.ndarray           # (N, 3) rad/s², joint accelerations, child axes
@@ -103,8 +99,7 @@ class Workspace(NamedTuple):
     def zeros(cls, n: int) -> "Workspace":
         """The work arrays of N limbs, zeroed (shapes as commented above)."""
         trailing = {"C_IF": (3, 3), "IA_B": (3, 3), "drag_jacobian": (3, 3), "IA_A": (6,),
-                    "IA_C": (6,), "D0": (6,), "D_inv": (6,),
-                    "drag_A": (6,), "drag_B": (3, 3), "drag_C": (6,), "sub_m": (), "sub_fw": ()}
+                    "IA_C": (6,), "D0": (6,), "D_inv": (6,), "sub_m": (), "sub_fw": ()}
         return cls(*(np.zeros((n,) + trailing.get(name, (3,))) for name in cls._fields))
 
 
@@ -149,27 +144,12 @@ def limb_tips(C_IF, base, length, u, tip):
 
 
 @kernel
-def subtree_sums(model, w, force, gravity_stiffness, load_stiffness):
-    """Inward sums over each limb's subtree, the inputs of `implicit_joint_blocks`: with
-    gravity_stiffness, its mass ``w.sub_m`` (kg) and first moment about the origin ``w.sub_h``
-    = Σ m r_com (kg m); with load_stiffness, the applied forces force (N, 3) N (at base +
-    ``w.lever``) as Σ|F| ``w.sub_fw`` (N), Σ|F| r ``w.sub_fh`` (N m) and ΣF ``w.sub_f`` (N).
-    After forward_kinematics (and, for the loads, `aero.midpoints`)."""
-    n = model.parent.shape[0]
-    for i in range(n):
-        b = m3.vload(w.base[i])
-        if gravity_stiffness:
-            m = model.mass[i]
-            mc = m3.vscale(m, m3.matvec(m3.load(w.C_IF[i]), m3.vload(model.com_offset[i])))
-            w.sub_m[i] = m
-            m3.vstore(m3.vadd(m3.vscale(m, b), mc), w.sub_h[i])
-        if load_stiffness:
-            F = m3.vload(force[i])
-            weight = math.sqrt(m3.dot(F, F))
-            w.sub_fw[i] = weight
-            m3.vstore(m3.vscale(weight, m3.vadd(b, m3.vload(w.lever[i]))), w.sub_fh[i])
-            m3.vstore(F, w.sub_f[i])
-    for i in range(n - 1, -1, -1):
+def subtree_sums(model, w, gravity_stiffness, load_stiffness):
+    """Inward sums over each limb's subtree of the terms `limb_inertias` wrote per limb, the
+    inputs of `implicit_joint_blocks`: with gravity_stiffness, its mass ``w.sub_m`` (kg) and
+    first moment about the origin ``w.sub_h`` = Σ m r_com (kg m); with load_stiffness, the
+    applied forces as Σ|F| ``w.sub_fw`` (N), Σ|F| r ``w.sub_fh`` (N m) and ΣF ``w.sub_f`` (N)."""
+    for i in range(model.parent.shape[0] - 1, -1, -1):
         p = model.parent[i]
         if p < 0:
             continue
@@ -225,69 +205,34 @@ def implicit_joint_blocks(model, w, armature_k, armature_c, gravity_theta_h, loa
         m3.vstore(Q, w.Q[i])
 
 
-@kernel
-def drag_added_inertia(model, w, drag_h):
-    """h times the drag's damping Lᵀ D L of each limb (D = ``w.drag_jacobian`` N s/m,
-    L = [−ρ^×, 1], ρ = ``w.lever`` base → midpoint), as a spatial inertia about the base added
-    to the limb's own in the recursion: blocks ``w.drag_A`` = −h ρ^× D ρ^× (N, 6),
-    ``w.drag_B`` = h ρ^× D (N, 3, 3), ``w.drag_C`` = h D (N, 6); and its bias ``w.drag_p_w``,
-    ``w.drag_p_f`` = h [ρ × D g; D g]: gravity enters as the ground acceleration −g, which
-    would give the added inertia a weight, and this cancels it. Aerodynamic damping is so
-    implicit (backward Euler, drag_h = h)."""
-    g = m3.vload(model.gravity)
-    for i in range(model.parent.shape[0]):
-        rho = m3.vload(w.lever[i])
-        Dj = m3.load(w.drag_jacobian[i])
-        rho_D = m3.hat_mul(rho, Dj)                                      # ρ^× D
-        m3.store_sym(m3.scale(-drag_h, m3.mul_hat(rho_D, rho)), w.drag_A[i])
-        m3.store(m3.scale(drag_h, rho_D), w.drag_B[i])
-        m3.store_sym(m3.scale(drag_h, Dj), w.drag_C[i])
-        Dg = m3.matvec(Dj, g)
-        m3.vstore(m3.vscale(drag_h, m3.cross(rho, Dg)), w.drag_p_w[i])
-        m3.vstore(m3.vscale(drag_h, Dg), w.drag_p_f[i])
+@kernel(inline="always")
+def drag_added_inertia(rho, Dj, g, drag_h):
+    """h times one limb's drag damping Lᵀ D L (D = Dj N s/m, the drag's velocity Jacobian,
+    L = [−ρ^×, 1], ρ = rho base → midpoint, m) as a spatial inertia about the base, added to
+    the limb's own: blocks (−h ρ^× D ρ^×, h ρ^× D, h D), and its bias h [ρ × D g; D g]
+    (gravity enters as the ground acceleration −g, which would give the added inertia a
+    weight: this cancels it). Aerodynamic damping is so implicit (backward Euler, h = drag_h).
+    Returns (A, B, C, p_w, p_f) as mat3 tuples."""
+    rho_D = m3.hat_mul(rho, Dj)                                      # ρ^× D
+    Dg = m3.matvec(Dj, g)
+    return (m3.scale(-drag_h, m3.mul_hat(rho_D, rho)), m3.scale(drag_h, rho_D),
+            m3.scale(drag_h, Dj), m3.vscale(drag_h, m3.cross(rho, Dg)), m3.vscale(drag_h, Dg))
 
 
 @kernel
-def implicit_accelerations(model, w, force, torque, armature_k, armature_c, gravity_theta_h,
-                           drag_h):
-    """Joint accelerations ``w.vdot`` (N, 3) rad/s², child axes, of the implicit step's
-    linear system: the stages that add the integrator's implicit terms
-    (`subtree_sums`, `implicit_joint_blocks`, `drag_added_inertia`), then the recursion
-    (`articulated_accelerations`). All zero: the plain forward dynamics with joint torques
-    ``w.tau``. force, torque (N, 3): applied loads, N at the base and N m about it, inertial
-    axes. After forward_kinematics (and, with drag_h > 0, the drag's stage of `aero`).
-    """
-    subtree_sums(model, w, force, gravity_theta_h > 0.0, drag_h > 0.0)
-    implicit_joint_blocks(model, w, armature_k, armature_c, gravity_theta_h, drag_h)
-    if drag_h > 0.0:
-        drag_added_inertia(model, w, drag_h)
-    articulated_accelerations(model, w, force, torque, drag_h > 0.0)
-
-
-@kernel
-def articulated_accelerations(model, w, force, torque, added_inertia):
-    """RBDA Table 7.1 in base-point coordinates: joint accelerations ``w.vdot`` (N, 3),
-    rad/s², child axes.
-
-    Reads the model's mass, com_offset (N, 3) m limb axes, inertia_base (N, 3, 3) kg m² about
-    the base, limb axes, and gravity; from w the kinematics (C_IF, base, omega, omega_rel)
-    and each joint's D0 and Q (`implicit_joint_blocks`); force, torque (N, 3) the applied
-    loads, N at the base and N m about it, inertial axes; with added_inertia, each limb's
-    inertia is I_i + the drag's (``w.drag_A`` … ``w.drag_p_f``, `drag_added_inertia`).
-
-    The 6×6 articulated inertia of limb i is IA = [IA_A, IA_B; IA_Bᵀ, IA_C] (3×3 blocks;
-    IA_A, IA_C, D0 and D_inv symmetric, (N, 6) upper triangles, `mat3.load_sym`), its bias
-    force pA = [pA_w; pA_f]; the joint's motion subspace is S = [1; 0] (rotations about the
-    base), so U = IA S = [IA_A; IA_Bᵀ], D = Sᵀ U + D0 and u = Q − Sᵀ pA.
-    """
+def limb_inertias(model, w, force, torque, drag_h):
+    """Pass 1 of RBDA Table 7.1 (independent per limb): each limb's spatial inertia about its
+    base ``w.IA_*`` = I_i (plus, with drag_h > 0, the drag's `drag_added_inertia`), its bias
+    force ``w.pA_*`` = v ×* I v − f_ext and its velocity-product acceleration ``w.c_*``; and
+    each limb's own terms of `subtree_sums` (its mass and first moment; with drag_h > 0 the
+    applied force force (N, 3) N at base + ``w.lever``). force, torque (N, 3): the applied
+    loads, N at the base and N m about it, inertial axes. After forward_kinematics."""
     parent = model.parent
-    n = parent.shape[0]
     g = m3.vload(model.gravity)
-
-    # Pass 1 (outward order, independent per limb): I_i, pA_i = v ×* I v − f_ext, c_i.
-    for i in range(n):
+    for i in range(parent.shape[0]):
         C = m3.load(w.C_IF[i])
         om = m3.vload(w.omega[i])
+        b = m3.vload(w.base[i])
         m = model.mass[i]
         A = m3.congruence(C, m3.load(model.inertia_base[i]))
         mc = m3.vscale(m, m3.matvec(C, m3.vload(model.com_offset[i])))  # first moment, base
@@ -295,12 +240,19 @@ def articulated_accelerations(model, w, force, torque, added_inertia):
         Cm = m3.diagonal(m)
         p_w = m3.vsub(m3.cross(om, m3.matvec(A, om)), m3.vload(torque[i]))
         p_f = m3.vsub(m3.cross(om, m3.cross(om, mc)), m3.vload(force[i]))
-        if added_inertia:
-            A = m3.add(A, m3.load_sym(w.drag_A[i]))
-            B = m3.add(B, m3.load(w.drag_B[i]))
-            Cm = m3.add(Cm, m3.load_sym(w.drag_C[i]))
-            p_w = m3.vadd(p_w, m3.vload(w.drag_p_w[i]))
-            p_f = m3.vadd(p_f, m3.vload(w.drag_p_f[i]))
+        w.sub_m[i] = m
+        m3.vstore(m3.vadd(m3.vscale(m, b), mc), w.sub_h[i])
+        if drag_h > 0.0:
+            rho = m3.vload(w.lever[i])
+            dA, dB, dC, dp_w, dp_f = drag_added_inertia(rho, m3.load(w.drag_jacobian[i]), g,
+                                                        drag_h)
+            A, B, Cm = m3.add(A, dA), m3.add(B, dB), m3.add(Cm, dC)
+            p_w, p_f = m3.vadd(p_w, dp_w), m3.vadd(p_f, dp_f)
+            F = m3.vload(force[i])
+            weight = math.sqrt(m3.dot(F, F))
+            w.sub_fw[i] = weight
+            m3.vstore(m3.vscale(weight, m3.vadd(b, rho)), w.sub_fh[i])
+            m3.vstore(F, w.sub_f[i])
         m3.store_sym(A, w.IA_A[i])
         m3.store(B, w.IA_B[i])
         m3.store_sym(Cm, w.IA_C[i])
@@ -312,11 +264,44 @@ def articulated_accelerations(model, w, force, torque, added_inertia):
             m3.vstore((0.0, 0.0, 0.0), w.c_f[i])
         else:
             w_p = m3.vload(w.omega[p])
-            d = m3.vsub(m3.vload(w.base[i]), m3.vload(w.base[p]))
+            d = m3.vsub(b, m3.vload(w.base[p]))
             m3.vstore(m3.cross(w_p, m3.vload(w.omega_rel[i])), w.c_w[i])
             m3.vstore(m3.cross(w_p, m3.cross(w_p, d)), w.c_f[i])
 
-    # Pass 4 (inward): articulated inertias IA and bias forces pA.
+
+@kernel
+def implicit_accelerations(model, w, force, torque, armature_k, armature_c, gravity_theta_h,
+                           drag_h):
+    """Joint accelerations ``w.vdot`` (N, 3) rad/s², child axes, of the implicit step's
+    linear system: Table 7.1's pass 1 (`limb_inertias`, with the drag's added inertia), the
+    stages that add the integrator's implicit joint terms (`subtree_sums`,
+    `implicit_joint_blocks`), then the recursion (`articulated_accelerations`). All zero: the
+    plain forward dynamics with joint torques ``w.tau``. force, torque (N, 3): applied
+    loads, N at the base and N m about it, inertial axes. After forward_kinematics (and,
+    with drag_h > 0, the drag's stage of `aero`).
+    """
+    limb_inertias(model, w, force, torque, drag_h)
+    subtree_sums(model, w, gravity_theta_h > 0.0, drag_h > 0.0)
+    implicit_joint_blocks(model, w, armature_k, armature_c, gravity_theta_h, drag_h)
+    articulated_accelerations(model, w)
+
+
+@kernel
+def articulated_accelerations(model, w):
+    """RBDA Table 7.1, passes 2 and 3, in base-point coordinates: joint accelerations
+    ``w.vdot`` (N, 3), rad/s², child axes, after pass 1 (`limb_inertias`: I_i, pA_i, c_i)
+    and each joint's D0 and Q (`implicit_joint_blocks`).
+
+    The 6×6 articulated inertia of limb i is IA = [IA_A, IA_B; IA_Bᵀ, IA_C] (3×3 blocks;
+    IA_A, IA_C, D0 and D_inv symmetric, (N, 6) upper triangles, `mat3.load_sym`), its bias
+    force pA = [pA_w; pA_f]; the joint's motion subspace is S = [1; 0] (rotations about the
+    base), so U = IA S = [IA_A; IA_Bᵀ], D = Sᵀ U + D0 and u = Q − Sᵀ pA.
+    """
+    parent = model.parent
+    n = parent.shape[0]
+    g = m3.vload(model.gravity)
+
+    # Pass 2 (inward): articulated inertias IA and bias forces pA.
     for i in range(n - 1, -1, -1):
         A = m3.load_sym(w.IA_A[i])
         D_i = m3.inverse_symmetric(m3.add(m3.load_sym(w.D0[i]), A))   # D⁻¹, D = Sᵀ IA S + D0
@@ -355,7 +340,7 @@ def articulated_accelerations(model, w, force, torque, added_inertia):
         m3.vadd_into(m3.vadd(pa_w, m3.cross(d, pa_f)), w.pA_w[p])
         m3.vadd_into(pa_f, w.pA_f[p])
 
-    # Pass 5 (outward): accelerations.
+    # Pass 3 (outward): accelerations.
     for i in range(n):
         p = parent[i]
         a_w = m3.vload(w.c_w[i])
