@@ -37,6 +37,8 @@ import math
 
 import numpy as np
 
+from treedyn_core.so3 import hat_many
+
 # Picking: a limb is grabbed if the cursor is within this many pixels of its drawn segment
 # (plus half its drawn width).
 PICK_TOLERANCE_PX = 10.0
@@ -79,15 +81,6 @@ def pick_segment(start: np.ndarray, end: np.ndarray, cursor, half_width=0.0,
     return best, float(along[best]), float(distance[best])
 
 
-def _skew(r: np.ndarray) -> np.ndarray:
-    """(M, 3, 3) cross-product matrices of (M, 3) vectors."""
-    out = np.zeros(r.shape[:-1] + (3, 3))
-    out[..., 0, 1], out[..., 0, 2] = -r[..., 2], r[..., 1]
-    out[..., 1, 0], out[..., 1, 2] = r[..., 2], -r[..., 0]
-    out[..., 2, 0], out[..., 2, 1] = -r[..., 1], r[..., 0]
-    return out
-
-
 def point_compliance(tree, C_IF: np.ndarray, base: np.ndarray, limb: int, point: np.ndarray,
                      stiffness_scale: float = 1.0) -> np.ndarray:
     """(3, 3) m/N: static displacement of `point` (m, inertial, on limb `limb`) per unit force
@@ -102,7 +95,7 @@ def point_compliance(tree, C_IF: np.ndarray, base: np.ndarray, limb: int, point:
     C = C_IF[path]
     K = stiffness_scale * tree.stiffness[path]
     compliance_world = C @ np.linalg.inv(K) @ np.transpose(C, (0, 2, 1))
-    R = _skew(point[None, :] - base[path])
+    R = hat_many(point[None, :] - base[path])
     return np.einsum("mji,mjk,mkl->il", R, compliance_world, R)
 
 

@@ -21,6 +21,8 @@ import traceback
 
 import numpy as np
 
+from treedyn_core.tree import pose_by_levels
+
 MODE_COUNT = 10
 # Default amplitude: the largest tip displacement of the mode, as a fraction of the tree's
 # height.
@@ -86,19 +88,7 @@ def rotation_matrices(thetas: np.ndarray) -> np.ndarray:
 def forward_kinematics(tree, R_rel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(base, tip) (N, 3) m, inertial, of the tree posed with joint rotations R_rel (N, 3, 3),
     child → parent axes, breadth-first order; one vectorised sweep per depth level."""
-    n = tree.n
-    C_IF = np.empty((n, 3, 3))  # limb → inertial
-    base = np.empty((n, 3))
-    C_IF[0] = R_rel[0]
-    base[0] = tree.base_offset[0]
-    starts = tree.level_start
-    for d in range(1, len(starts) - 1):
-        level = slice(starts[d], starts[d + 1])
-        if starts[d] >= starts[d + 1]:
-            continue
-        p = tree.parent[level]
-        C_IF[level] = C_IF[p] @ R_rel[level]
-        base[level] = base[p] + np.einsum("nij,nj->ni", C_IF[p], tree.base_offset[level])
+    C_IF, base = pose_by_levels(tree.parent, tree.level_start, R_rel, tree.base_offset)
     tip = base + tree.length[:, None] * np.einsum("nij,nj->ni", C_IF, tree.u)
     return base, tip
 

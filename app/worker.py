@@ -440,11 +440,7 @@ class SimulationWorker(threading.Thread):
                 return False
             sim = self._make_simulation(preset, **({"model": model} if model else {}))
             start = time.perf_counter()
-            warm_up = getattr(sim, "warm_up", None)
-            if warm_up is not None:
-                warm_up()
-            else:
-                sim.step(1)
+            sim.warm_up()
             self._implicit_cost = self._step_cost = (
                 time.perf_counter() - start if sim.integrator == "implicit" else 0.0)
         except TreedynError as exc:
@@ -633,10 +629,9 @@ class SimulationWorker(threading.Thread):
         return Settings(
             stiffness_scale=float(sim.stiffness_scale),
             damping_scale=float(sim.damping_scale),
-            wind_speed=float(getattr(sim, "wind_speed", self._wind_wanted[0])),
-            wind_direction_deg=float(getattr(sim, "wind_direction_deg", self._wind_wanted[1])),
-            turbulence_intensity=float(getattr(sim, "turbulence_intensity",
-                                               self._wind_wanted[2])),
+            wind_speed=float(sim.wind_speed),
+            wind_direction_deg=float(sim.wind_direction_deg),
+            turbulence_intensity=float(sim.turbulence_intensity),
             integrator=sim.integrator, model=sim.model, dt=self._base_dt,
             substeps=self._substeps, time_scale=self._time_scale)
 

@@ -3,7 +3,7 @@
 Every tree is a validated preset dict built in code (`builders.preset_data`), so
 that a change to a shipped preset cannot move an analytic reference. Measurements
 read the public `Simulation` outputs, and the loads the step applied from the
-workspace ``sim._work`` (``aero_force`` (N, 3) N at the midpoints, ``aero_torque``
+workspace ``sim.workspace`` (``aero_force`` (N, 3) N at the midpoints, ``aero_torque``
 about the bases, ``wind_at_mid``), which the step fills from the state at the
 start of each step.
 """
@@ -68,7 +68,7 @@ def wind_unit(direction_deg: float) -> np.ndarray:
 def midpoint_velocities(sim: Simulation) -> np.ndarray:
     """(N, 3) m/s, inertial: v_base + ω × (C_IF · L/2 · u), rigid-body kinematics of the
     current state from the workspace's base velocities and angular velocities."""
-    tree, work = sim.tree, sim._work
+    tree, work = sim.tree, sim.workspace
     lever = 0.5 * tree.length[:, None] * np.einsum("nij,nj->ni", work.C_IF, tree.u)
     return work.base_vel + np.cross(work.omega, lever)
 

@@ -4,7 +4,7 @@ Trees are built as validated preset dicts (`builders.preset_data`), wind and
 aerodynamic loads off unless a test says otherwise. Measurements read the public
 `Simulation` outputs; where a test needs a velocity that the public API does
 not expose (the base-point velocities) it reads the kinematics workspace
-``sim._work``, which the stepping code fills after every step.
+``sim.workspace``, which the stepping code fills after every step.
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def angular_momentum_about_root(sim: Simulation) -> np.ndarray:
     body kinematics of the current state, with v_base and ω_world taken from the workspace that
     `Simulation.step` fills by its forward kinematics (the public API has no base velocities).
     """
-    tree, work = sim.tree, sim._work
+    tree, work = sim.tree, sim.workspace
     C_IF = sim.C_IF
     com_arm = np.einsum("nij,nj->ni", C_IF, tree.com_offset)
     r_com = sim.base + com_arm

@@ -66,7 +66,7 @@ def _loads_at_rest(direction_deg: float, leaf_area: float = 0.0, **wind
     sim = Simulation.from_data(data)
     probe = sim.aerodynamic_forces()[0]
     sim.step(1)
-    force, torque = sim._work.aero_force[0].copy(), sim._work.aero_torque[0].copy()
+    force, torque = sim.workspace.aero_force[0].copy(), sim.workspace.aero_torque[0].copy()
     np.testing.assert_allclose(probe, force, rtol=0,
                                atol=EXACT_RTOL * max(1.0, np.abs(force).max()))
     return force, torque, sim
@@ -262,7 +262,7 @@ def test_drag_power_in_still_air_is_the_dissipation(seed):
     v_mid = midpoint_velocities(sim)
     axis = np.einsum("nij,nj->ni", sim.C_IF, tree.u)
     sim.step(1)
-    power = float(np.einsum("ni,ni->", sim._work.aero_force, v_mid))
+    power = float(np.einsum("ni,ni->", sim.workspace.aero_force, v_mid))
     normal = v_mid - np.einsum("ni,ni->n", v_mid, axis)[:, None] * axis
     k_cyl = cylinder_factor(wind, tree.radius, tree.length)
     k_leaf = foliage_factor(wind, tree.leaf_area)
@@ -276,8 +276,8 @@ def test_drag_power_in_still_air_is_the_dissipation(seed):
 def test_drag_power_on_a_tree_at_rest_is_exactly_zero():
     sim = _still_air_tree(0, moving=False)
     sim.step(1)
-    assert not sim._work.aero_force.any()
-    assert float(np.einsum("ni,ni->", sim._work.aero_force, midpoint_velocities(sim))) == 0.0
+    assert not sim.workspace.aero_force.any()
+    assert float(np.einsum("ni,ni->", sim.workspace.aero_force, midpoint_velocities(sim))) == 0.0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -502,8 +502,8 @@ def test_no_wind_loads_on_a_tree_at_rest_in_still_air():
     sim = _still_air_small_tree(perturbed=False, drag=True)
     assert sim.aerodynamics
     sim.step(1)
-    assert not sim._work.wind_at_mid.any()
-    assert not sim._work.aero_force.any() and not sim._work.aero_torque.any()
+    assert not sim.workspace.wind_at_mid.any()
+    assert not sim.workspace.aero_force.any() and not sim.workspace.aero_torque.any()
 
 
 def test_wind_ramped_down_to_zero_is_exactly_zero():
@@ -511,11 +511,11 @@ def test_wind_ramped_down_to_zero_is_exactly_zero():
     sim = Simulation.from_data(small_tree_data(wind={"speed": 8.0, "turbulence_intensity": 0.3},
                                                simulation={"dt": STILL_DT}))
     sim.step(int(round(0.5 / STILL_DT)))
-    assert np.abs(sim._work.wind_at_mid).max() > 1.0
+    assert np.abs(sim.workspace.wind_at_mid).max() > 1.0
     sim.set_wind_speed(0.0)
     sim.step(int(round(1.5 / STILL_DT)))   # the last step samples the wind 1.5 s later
     assert sim.wind_speed == 0.0
-    assert not sim._work.wind_at_mid.any()
+    assert not sim.workspace.wind_at_mid.any()
 
 
 def test_a_tree_at_rest_in_still_air_stays_at_rest():

@@ -7,7 +7,8 @@ import pytest
 import reference_dynamics as ref
 from random_trees import random_reference_tree, random_state
 from treedyn_core import so3
-from treedyn_core.articulated import Workspace, articulated_accelerations, forward_kinematics
+from treedyn_core.articulated import (ArticulatedModel, Workspace, forward_kinematics,
+                                      implicit_accelerations)
 
 # Backward error of a stable O(N) recursion in double precision: a few ulps times a growth
 # factor that stays far below 1e4 on trees of this size.
@@ -33,7 +34,7 @@ def _production(tree, R, v, tau, force, torque, K, C, armature_k=0.0, armature_c
                 gravity_theta_h=0.0):
     """Run the production kernels on a reference tree; loads converted to base-point form."""
     n = tree.n
-    w = Workspace(n)
+    w = Workspace.zeros(n)
     q = np.array([so3.quat_from_matrix(Ri) for Ri in R])
     c = tree.com
     inertia_base = tree.inertia_com + tree.mass[:, None, None] * (
@@ -42,13 +43,11 @@ def _production(tree, R, v, tau, force, torque, K, C, armature_k=0.0, armature_c
                        w.base_vel, w.omega_rel)
     com_world = w.base + np.einsum("nij,nj->ni", w.C_IF, c)
     torque_about_base = torque + np.cross(com_world - w.base, force)
-    articulated_accelerations(tree.parent, tree.mass, c, inertia_base, K, C, w.C_IF, w.base,
-                              w.omega, w.omega_rel, tau, GRAVITY, force, torque_about_base,
-                              armature_k, armature_c, gravity_theta_h, w.drag_jacobian, w.lever,
-                              0.0, w.IA_A, w.IA_B, w.IA_C,
-                              w.pA_w, w.pA_f, w.c_w, w.c_f, w.D_inv, w.u, w.acc_w, w.acc_f,
-                              w.sub_m, w.sub_h, w.sub_fw, w.sub_fh, w.sub_f,
-                              w.vdot)
+    model = ArticulatedModel(tree.parent, tree.base_offset, tree.mass, c, inertia_base, K, C,
+                             np.zeros((n, 4)), np.asarray(GRAVITY, float))
+    w.tau[:] = tau
+    implicit_accelerations(model, w, force, torque_about_base, armature_k, armature_c,
+                           gravity_theta_h, 0.0)
     return w
 
 

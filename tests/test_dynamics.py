@@ -229,7 +229,7 @@ def test_tips_and_root_moment_describe_the_current_state():
     """`tip` is base + L C_IF u of the reported poses (numpy against the compiled kernel), and
     `root_moment` (the root joint alone) is the root's entry of every joint's spring + damper
     torque, in inertial axes."""
-    from treedyn_core.integrators import joint_torques
+    from treedyn_core.joints import joint_torques
 
     sim = Simulation.from_data(preset_data(
         THREE_LIMBS, wind=STILL_AIR,

@@ -26,7 +26,7 @@ from treedyn_core import linearise as lin
 from treedyn_core import modes as modes_module
 from treedyn_core import so3
 from treedyn_core.errors import TreedynError
-from treedyn_core.integrators import _dynamics
+from treedyn_core.dynamics import articulated_dynamics
 from treedyn_core.joints import spring_torque
 from treedyn_core.modes import modes, modes_command_output
 from treedyn_core.preset import load_preset
@@ -388,9 +388,8 @@ def test_linear_model_reproduces_the_simulators_accelerations():
 
     def accelerations(e, v):
         q = np.array([so3.quat_from_matrix(R) for R in R0 @ so3.exp_many(e)])
-        _dynamics(sim._model(), q, np.ascontiguousarray(v), np.zeros((n, 3)), np.zeros((n, 3)),
-                  sim.stiffness_scale, sim.damping_scale, 0.0, 0.0, sim._work_tuple(), sim._air())
-        return sim._work.vdot.reshape(-1).copy()
+        system = sim.system()._replace(ext_force=np.zeros((n, 3)), ext_torque=np.zeros((n, 3)))
+        return articulated_dynamics(system, q, np.ascontiguousarray(v), 0.0, 0.0).reshape(-1).copy()
 
     h = 1e-6
     zero = np.zeros((n, 3))

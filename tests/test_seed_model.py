@@ -139,7 +139,7 @@ def test_joint_and_absolute_state_round_trip():
     seed = SeedDynamics(sim.tree, sim.inertia_base)
     q, v = sim.q.copy(), sim.v.copy()
     seed.load(sim)
-    np.testing.assert_allclose(np.einsum("nij,nj->ni", sim.C_IF, seed.omega), sim._work.omega,
+    np.testing.assert_allclose(np.einsum("nij,nj->ni", sim.C_IF, seed.omega), sim.workspace.omega,
                                atol=1e-13)
     seed.store(sim)
     sign = np.sign(np.einsum("ni,ni->n", q, sim.q))[:, None]

@@ -13,7 +13,7 @@ from scipy.signal import correlate, find_peaks, periodogram
 
 from reference_step import Wind
 from treedyn_core.errors import TreedynError
-from treedyn_core.fastmath import SIN_TURNS_COEFFICIENTS, fast_cos
+from treedyn_core.fastmath import INV_TWO_PI, SIN_TURNS_COEFFICIENTS, cos_turns
 from treedyn_core.schema import WIND
 from treedyn_core.wind import (ADVECTION, WindField, draw_modes, spectrum_u,
                                spectrum_vw, wavenumber_range)
@@ -295,7 +295,7 @@ def test_live_changes_are_continuous(change, jump):
 @njit
 def _cos_on(x, out):
     for i in range(x.shape[0]):
-        out[i] = fast_cos(x[i])
+        out[i] = cos_turns(x[i] * INV_TWO_PI)   # cos x as the wind kernel forms it
 
 
 def test_fast_cos_accuracy():

@@ -19,12 +19,33 @@ the implicit step adds ``h`` times it to the limb's spatial inertia (backward Eu
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
+
+import numpy as np
 
 from . import mat3 as m3
 from .fastmath import fast_pow
 from .kernel import kernel
 
 VOGEL_REFERENCE_SPEED = 1.0  # U_v, m/s
+
+
+class Air(NamedTuple):
+    """The aerodynamic inputs of the step kernels, read by name (`Simulation.air`).
+
+    enabled False: no wind field and no drag at all (the loads given are applied alone).
+    """
+
+    enabled: bool
+    length: np.ndarray               # (N,) m, limb lengths
+    radius: np.ndarray               # (N,) m
+    leaf_area: np.ndarray            # (N,) m², foliage area of each limb
+    limb_u: np.ndarray               # (N, 3) unit limb axes, limb axes
+    air_density: float               # kg/m³
+    drag_coefficient: float          # C_d of the cylinders
+    leaf_drag_coefficient: float     # C_d of the foliage
+    vogel_exponent: float            # β
+    wind: object                     # `wind.WindInputs`: the field and its state
 
 
 @kernel

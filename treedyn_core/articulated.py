@@ -11,15 +11,20 @@ Gravity enters as the fictitious ground acceleration ``[0; −g]``, which is
 the same as a force ``m g`` at every centre of mass. External loads are a
 force (N) and a torque about the base (N m), inertial axes.
 
-For the implicit step (docs/design.md §4) each joint's ``D`` block receives the
-armature ``a_c C + a_k K`` (the joint's damper and spring) and ``θ²h²`` times
-the positive-semidefinite part of gravity's stiffness of the subtree, which
-makes the articulated inertia passed to the parent a full 6×6 matrix.
+For the implicit step (docs/design.md §4) stage kernels of their own compute, before the
+recursion, each joint's ``D0`` block — the armature ``a_c C + a_k K`` (the joint's
+damper and spring) and ``θ²h²`` times the positive-semidefinite part of gravity's
+stiffness of the subtree, which makes the articulated inertia passed to the parent a
+full 6×6 matrix, and the loads' stiffness (`implicit_joint_blocks`); the drag's
+added inertia is a function of its own (`drag_added_inertia`) that pass 1 adds to each
+limb's inertia (`limb_inertias`); `articulated_accelerations` is then Table 7.1's passes
+2 and 3 with ``D = Sᵀ IA S + D0``.
 """
 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from .kernel import kernel
@@ -29,45 +34,73 @@ from .so3 import quat_matrix
 from . import mat3 as m3
 
 
-class Workspace:
-    """Preallocated work arrays of the recursions for N limbs (nothing is allocated per step)."""
+class ArticulatedModel(NamedTuple):
+    """The articulated model's constant arrays, breadth-first limb order
+    (`Simulation.articulated_model`)."""
 
-    def __init__(self, n: int):
-        self.C_IF = np.zeros((n, 3, 3))       # limb → inertial
-        self.base = np.zeros((n, 3))          # m, inertial
-        self.omega = np.zeros((n, 3))         # rad/s, inertial axes
-        self.base_vel = np.zeros((n, 3))      # m/s, velocity of each base point
-        self.omega_rel = np.zeros((n, 3))     # rad/s, C_IF v
-        self.theta = np.zeros((n, 3))         # rad, spring error rotation vectors
-        self.tau = np.zeros((n, 3))           # N m, joint torques, child axes
-        # Symmetric 3×3 blocks are stored as their upper triangles (6,) (`mat3.load_sym`):
-        # a third less memory traffic in the recursion, which streams them.
-        self.IA_A = np.zeros((n, 6))          # articulated inertia, angular block (symmetric)
-        self.IA_B = np.zeros((n, 3, 3))       # coupling block
-        self.IA_C = np.zeros((n, 6))          # linear block (symmetric)
-        self.pA_w = np.zeros((n, 3))          # bias moment about the base
-        self.pA_f = np.zeros((n, 3))          # bias force
-        self.c_w = np.zeros((n, 3))           # velocity-product accelerations
-        self.c_f = np.zeros((n, 3))
-        self.D_inv = np.zeros((n, 6))         # joint-space inverse inertias (symmetric)
-        self.u = np.zeros((n, 3))
-        self.acc_w = np.zeros((n, 3))
-        self.acc_f = np.zeros((n, 3))
-        self.sub_m = np.zeros(n)              # kg, subtree mass
-        self.sub_h = np.zeros((n, 3))         # kg m, subtree first moment about the origin
-        self.sub_fw = np.zeros(n)             # N, subtree Σ |F| of the applied loads
-        self.sub_fh = np.zeros((n, 3))        # N m, Σ |F| r (r: point of application)
-        self.sub_f = np.zeros((n, 3))         # N, Σ F
-        self.mid = np.zeros((n, 3))           # m, limb midpoints
-        self.mid_vel = np.zeros((n, 3))       # m/s, their velocities
-        self.lever = np.zeros((n, 3))         # m, base → midpoint
-        self.wind_at_mid = np.zeros((n, 3))   # m/s
-        self.aero_force = np.zeros((n, 3))    # N, at the midpoints
-        self.aero_torque = np.zeros((n, 3))   # N m, about the bases
-        self.drag_jacobian = np.zeros((n, 3, 3))  # N s/m, ∂F/∂v_rel
-        self.total_force = np.zeros((n, 3))   # N, external + aerodynamic
-        self.total_torque = np.zeros((n, 3))  # N m
-        self.vdot = np.zeros((n, 3))          # rad/s², joint accelerations, child axes
+    parent: np.ndarray         # (N,) int, parent index, −1 for the root
+    base_offset: np.ndarray    # (N, 3) m, parent's base → this base, parent axes
+    mass: np.ndarray           # (N,) kg
+    com_offset: np.ndarray     # (N, 3) m, base → centre of mass, limb axes
+    inertia_base: np.ndarray   # (N, 3, 3) kg m², about the base, limb axes
+    stiffness: np.ndarray      # (N, 3, 3) N m/rad, child axes
+    damping: np.ndarray        # (N, 3, 3) N m s/rad, child axes
+    spring_q: np.ndarray       # (N, 4) springs' rest orientations, child → parent
+    gravity: np.ndarray        # (3,) m/s², inertial
+
+
+class Workspace(NamedTuple):
+    """Preallocated work arrays of the articulated dynamics for N limbs (nothing is allocated
+    per step), read by name in the kernels; `Workspace.zeros(n)` makes them.
+
+    Symmetric 3×3 blocks are stored as their upper triangles (6,) (`mat3.load_sym`): a third
+    less memory traffic in the recursion, which streams them.
+    """
+
+    C_IF: np.ndarray           # (N, 3, 3) limb → inertial
+    base: np.ndarray           # (N, 3) m, inertial
+    omega: np.ndarray          # (N, 3) rad/s, inertial axes
+    base_vel: np.ndarray       # (N, 3) m/s, velocity of each base point
+    omega_rel: np.ndarray      # (N, 3) rad/s, C_IF v
+    theta: np.ndarray          # (N, 3) rad, spring error rotation vectors
+    tau: np.ndarray            # (N, 3) N m, joint torques, child axes
+    IA_A: np.ndarray           # (N, 6) articulated inertia, angular block (symmetric)
+    IA_B: np.ndarray           # (N, 3, 3) coupling block
+    IA_C: np.ndarray           # (N, 6) linear block (symmetric)
+    pA_w: np.ndarray           # (N, 3) bias moment about the base
+    pA_f: np.ndarray           # (N, 3) bias force
+    c_w: np.ndarray            # (N, 3) velocity-product accelerations
+    c_f: np.ndarray            # (N, 3)
+    D0: np.ndarray             # (N, 6) joint-space terms added to D = Sᵀ IA S: the implicit
+                               #   step's armature and stiffness blocks (symmetric)
+    Q: np.ndarray              # (N, 3) N m, joint torques, inertial axes, with the implicit
+                               #   step's stiffness corrections
+    D_inv: np.ndarray          # (N, 6) joint-space inverse inertias D⁻¹ (symmetric)
+    u: np.ndarray              # (N, 3) N m, u = Q − Sᵀ pA
+    acc_w: np.ndarray          # (N, 3)
+    acc_f: np.ndarray          # (N, 3)
+    sub_m: np.ndarray          # (N,) kg, subtree mass
+    sub_h: np.ndarray          # (N, 3) kg m, subtree first moment about the origin
+    sub_fw: np.ndarray         # (N,) N, subtree Σ |F| of the applied loads
+    sub_fh: np.ndarray         # (N, 3) N m, Σ |F| r (r: point of application)
+    sub_f: np.ndarray          # (N, 3) N, Σ F
+    mid: np.ndarray            # (N, 3) m, limb midpoints
+    mid_vel: np.ndarray        # (N, 3) m/s, their velocities
+    lever: np.ndarray          # (N, 3) m, base → midpoint
+    wind_at_mid: np.ndarray    # (N, 3) m/s
+    aero_force: np.ndarray     # (N, 3) N, at the midpoints
+    aero_torque: np.ndarray    # (N, 3) N m, about the bases
+    drag_jacobian: np.ndarray  # (N, 3, 3) N s/m, ∂F/∂v_rel
+    total_force: np.ndarray    # (N, 3) N, external + aerodynamic
+    total_torque: np.ndarray   # (N, 3) N m
+    vdot: np.ndarray           # (N, 3) rad/s², joint accelerations, child axes
+
+    @classmethod
+    def zeros(cls, n: int) -> "Workspace":
+        """The work arrays of N limbs, zeroed (shapes as commented above)."""
+        trailing = {"C_IF": (3, 3), "IA_B": (3, 3), "drag_jacobian": (3, 3), "IA_A": (6,),
+                    "IA_C": (6,), "D0": (6,), "D_inv": (6,), "sub_m": (), "sub_fw": ()}
+        return cls(*(np.zeros((n,) + trailing.get(name, (3,))) for name in cls._fields))
 
 
 @kernel
@@ -110,6 +143,25 @@ def limb_tips(C_IF, base, length, u, tip):
                   tip[i])
 
 
+@kernel
+def subtree_sums(model, w, gravity_stiffness, load_stiffness):
+    """Inward sums over each limb's subtree of the terms `limb_inertias` wrote per limb, the
+    inputs of `implicit_joint_blocks`: with gravity_stiffness, its mass ``w.sub_m`` (kg) and
+    first moment about the origin ``w.sub_h`` = Σ m r_com (kg m); with load_stiffness, the
+    applied forces as Σ|F| ``w.sub_fw`` (N), Σ|F| r ``w.sub_fh`` (N m) and ΣF ``w.sub_f`` (N)."""
+    for i in range(model.parent.shape[0] - 1, -1, -1):
+        p = model.parent[i]
+        if p < 0:
+            continue
+        if gravity_stiffness:
+            w.sub_m[p] += w.sub_m[i]
+            m3.vadd_into(m3.vload(w.sub_h[i]), w.sub_h[p])
+        if load_stiffness:
+            w.sub_fw[p] += w.sub_fw[i]
+            m3.vadd_into(m3.vload(w.sub_fh[i]), w.sub_fh[p])
+            m3.vadd_into(m3.vload(w.sub_f[i]), w.sub_f[p])
+
+
 @kernel(inline="always")
 def _implicit_stiffness(K, theta_h, omega_rel, D, tau):
     """A joint stiffness K (inertial axes) made implicit in the θ-method: returns
@@ -119,127 +171,149 @@ def _implicit_stiffness(K, theta_h, omega_rel, D, tau):
 
 
 @kernel
-def articulated_accelerations(parent, mass, com_offset, inertia_base, stiffness, damping,
-                              C_IF, base, omega, omega_rel, tau, gravity, ext_force, ext_torque,
-                              armature_k, armature_c, gravity_theta_h, drag_jacobian, drag_lever,
-                              drag_h, IA_A, IA_B, IA_C, pA_w, pA_f, c_w, c_f, D_inv, u,
-                              acc_w, acc_f, sub_m, sub_h, sub_fw, sub_fh, sub_f, vdot):
-    """Joint accelerations vdot (N, 3), rad/s², child axes: RBDA Table 7.1 in base-point coordinates.
+def implicit_joint_blocks(model, w, armature_k, armature_c, gravity_theta_h, load_h):
+    """Each joint's implicit blocks (inertial axes) into ``w.D0`` (N, 6) and its torque
+    ``w.tau`` (child axes) with their corrections into ``w.Q`` (N, 3) N m, inertial axes.
 
-    tau (N, 3) N m joint torques (child axes); inertia_base (N, 3, 3) kg m² about the base, limb
-    axes; com_offset (N, 3) m limb axes; stiffness, damping (N, 3, 3) child axes, added to D as
-    armature_k·K + armature_c·C; gravity_theta_h > 0 adds θ²h² times the PSD gravity stiffness to
-    D and −θh times it, applied to omega_rel, to the joint torque (0 for explicit methods).
-    drag_h > 0 (the step h: aerodynamic terms by backward Euler) adds h times the drag's damping
-    Lᵀ D L (drag_jacobian D (N, 3, 3) N s/m, L = [−ρ^×, 1] with drag_lever ρ (N, 3) m,
-    base → midpoint) to each limb's inertia, so that aerodynamic damping is implicit too; the
-    bias forces keep the rigid inertia. It also makes the loads' geometric stiffness implicit
-    (ext_force applied at base + drag_lever, gathered per subtree like gravity's, about the
-    subtree's force-weighted centre; `joints.load_stiffness_magnitude`): a large drag on a
-    light limb is a stiff "weathervane" spring.
-
-    The 6×6 articulated inertia of limb i is [IA_A, IA_B; IA_Bᵀ, IA_C] (3×3 blocks; IA_A,
-    IA_C and D_inv symmetric, (N, 6) upper triangles, `mat3.load_sym`), its bias force
-    [pA_w; pA_f]; the joint's motion subspace is S = [1; 0] (rotations about the base).
+    D0 = armature_k·K + armature_c·C (the joint's spring and damper); gravity_theta_h > 0 adds
+    θ²h² times the PSD part of the subtree's gravity stiffness to D0 and −θh times it,
+    applied to ``w.omega_rel``, to Q; load_h > 0 does the same with h for the applied loads'
+    geometric stiffness (about the subtree's force-weighted centre;
+    `joints.load_stiffness_magnitude`): a large drag on a light limb is a stiff "weathervane"
+    spring. After `subtree_sums`.
     """
-    n = parent.shape[0]
-    g = m3.vload(gravity)
-
-    # Pass 1 (outward order, independent per limb): rigid-body inertias and bias forces.
-    for i in range(n):
-        C = m3.load(C_IF[i])
-        w = m3.vload(omega[i])
-        m = mass[i]
-        A = m3.congruence(C, m3.load(inertia_base[i]))
-        mc = m3.vscale(m, m3.matvec(C, m3.vload(com_offset[i])))   # first moment about the base
-        B = m3.hat(mc)
-        Cm = m3.diagonal(m)
-        # pA = [ω × I ω; ω × (ω × m c)] − f_ext
-        p_w = m3.vsub(m3.cross(w, m3.matvec(A, w)), m3.vload(ext_torque[i]))
-        p_f = m3.vsub(m3.cross(w, m3.cross(w, mc)), m3.vload(ext_force[i]))
-        sub_m[i] = m
-        m3.vstore(m3.vadd(m3.vscale(m, m3.vload(base[i])), mc), sub_h[i])
-        if drag_h > 0.0:
-            rho = m3.vload(drag_lever[i])
-            Dj = m3.load(drag_jacobian[i])
-            rho_D = m3.hat_mul(rho, Dj)                                      # ρ^× D
-            A = m3.sub(A, m3.scale(drag_h, m3.mul_hat(rho_D, rho)))    # − h ρ^× D ρ^×
-            B = m3.add(B, m3.scale(drag_h, rho_D))
-            Cm = m3.add(Cm, m3.scale(drag_h, Dj))
-            # Gravity enters as the ground acceleration −g, which would give the added inertia
-            # a weight: cancel it (pA += h Lᵀ D L [0; g] = h [ρ × D g; D g]).
-            Dg = m3.matvec(Dj, g)
-            p_f = m3.vadd(p_f, m3.vscale(drag_h, Dg))
-            p_w = m3.vadd(p_w, m3.vscale(drag_h, m3.cross(rho, Dg)))
-            F = m3.vload(ext_force[i])
-            weight = math.sqrt(m3.dot(F, F))
-            sub_fw[i] = weight
-            m3.vstore(m3.vscale(weight, m3.vadd(m3.vload(base[i]), rho)), sub_fh[i])
-            m3.vstore(F, sub_f[i])
-        m3.store_sym(A, IA_A[i])
-        m3.store(B, IA_B[i])
-        m3.store_sym(Cm, IA_C[i])
-        m3.vstore(p_w, pA_w[i])
-        m3.vstore(p_f, pA_f[i])
-        p = parent[i]
-        if p < 0:
-            m3.vstore((0.0, 0.0, 0.0), c_w[i])
-            m3.vstore((0.0, 0.0, 0.0), c_f[i])
-        else:
-            w_p = m3.vload(omega[p])
-            d = m3.vsub(m3.vload(base[i]), m3.vload(base[p]))
-            m3.vstore(m3.cross(w_p, m3.vload(omega_rel[i])), c_w[i])
-            m3.vstore(m3.cross(w_p, m3.cross(w_p, d)), c_f[i])
-
-    # Pass 2 (inward): subtree mass and first moment; with drag, the subtree's loads.
-    for i in range(n - 1, -1, -1):
-        p = parent[i]
-        if p < 0:
-            continue
-        sub_m[p] += sub_m[i]
-        m3.vadd_into(m3.vload(sub_h[i]), sub_h[p])
-        if drag_h > 0.0:
-            sub_fw[p] += sub_fw[i]
-            m3.vadd_into(m3.vload(sub_fh[i]), sub_fh[p])
-            m3.vadd_into(m3.vload(sub_f[i]), sub_f[p])
-
-    # Pass 3 (independent per limb): each joint's armature (inertial axes) into D_inv, its
-    # torque into u; both are completed by the recursion.
-    for i in range(n):
-        C = m3.load(C_IF[i])
-        b = m3.vload(base[i])
-        w_rel = m3.vload(omega_rel[i])
-        arm = m3.add(m3.scale(armature_k, m3.load(stiffness[i])),
-                     m3.scale(armature_c, m3.load(damping[i])))
+    g = m3.vload(model.gravity)
+    for i in range(model.parent.shape[0]):
+        C = m3.load(w.C_IF[i])
+        b = m3.vload(w.base[i])
+        w_rel = m3.vload(w.omega_rel[i])
+        arm = m3.add(m3.scale(armature_k, m3.load(model.stiffness[i])),
+                     m3.scale(armature_c, m3.load(model.damping[i])))
         D = m3.congruence(C, arm)
-        tau_w = m3.matvec(C, m3.vload(tau[i]))
+        Q = m3.matvec(C, m3.vload(w.tau[i]))
         if gravity_theta_h > 0.0:
             # the subtree's first moment about the joint, m ρ = Σ m r − m b
-            moment = m3.vsub(m3.vload(sub_h[i]), m3.vscale(sub_m[i], b))
-            D, tau_w = _implicit_stiffness(gravity_stiffness_psd(1.0, moment, g),
-                                           gravity_theta_h, w_rel, D, tau_w)
-        if drag_h > 0.0 and sub_fw[i] > 0.0:
+            moment = m3.vsub(m3.vload(w.sub_h[i]), m3.vscale(w.sub_m[i], b))
+            D, Q = _implicit_stiffness(gravity_stiffness_psd(1.0, moment, g), gravity_theta_h,
+                                       w_rel, D, Q)
+        if load_h > 0.0 and w.sub_fw[i] > 0.0:
             # the loads' resultant F at their |F|-weighted centre ρ: (F/Σ|F|)·(Σ|F| ρ)
-            moment = m3.vsub(m3.vload(sub_fh[i]), m3.vscale(sub_fw[i], b))
-            F = m3.vscale(1.0 / sub_fw[i], m3.vload(sub_f[i]))
-            D, tau_w = _implicit_stiffness(load_stiffness_magnitude(F, moment),
-                                           drag_h, w_rel, D, tau_w)
-        m3.store_sym(D, D_inv[i])
-        m3.vstore(tau_w, u[i])
+            moment = m3.vsub(m3.vload(w.sub_fh[i]), m3.vscale(w.sub_fw[i], b))
+            F = m3.vscale(1.0 / w.sub_fw[i], m3.vload(w.sub_f[i]))
+            D, Q = _implicit_stiffness(load_stiffness_magnitude(F, moment), load_h, w_rel, D, Q)
+        m3.store_sym(D, w.D0[i])
+        m3.vstore(Q, w.Q[i])
 
-    # Pass 4 (inward): articulated inertias IA and bias forces pA.
+
+@kernel(inline="always")
+def drag_added_inertia(rho, Dj, g, drag_h):
+    """h times one limb's drag damping Lᵀ D L (D = Dj N s/m, the drag's velocity Jacobian,
+    L = [−ρ^×, 1], ρ = rho base → midpoint, m) as a spatial inertia about the base, added to
+    the limb's own: blocks (−h ρ^× D ρ^×, h ρ^× D, h D), and its bias h [ρ × D g; D g]
+    (gravity enters as the ground acceleration −g, which would give the added inertia a
+    weight: this cancels it). Aerodynamic damping is so implicit (backward Euler, h = drag_h).
+    Returns (A, B, C, p_w, p_f) as mat3 tuples."""
+    rho_D = m3.hat_mul(rho, Dj)                                      # ρ^× D
+    Dg = m3.matvec(Dj, g)
+    return (m3.scale(-drag_h, m3.mul_hat(rho_D, rho)), m3.scale(drag_h, rho_D),
+            m3.scale(drag_h, Dj), m3.vscale(drag_h, m3.cross(rho, Dg)), m3.vscale(drag_h, Dg))
+
+
+@kernel
+def limb_inertias(model, w, force, torque, drag_h):
+    """Pass 1 of RBDA Table 7.1 (independent per limb): each limb's spatial inertia about its
+    base ``w.IA_*`` = I_i (plus, with drag_h > 0, the drag's `drag_added_inertia`), its bias
+    force ``w.pA_*`` = v ×* I v − f_ext and its velocity-product acceleration ``w.c_*``; and
+    each limb's own terms of `subtree_sums` (its mass and first moment; with drag_h > 0 the
+    applied force force (N, 3) N at base + ``w.lever``). force, torque (N, 3): the applied
+    loads, N at the base and N m about it, inertial axes. After forward_kinematics."""
+    parent = model.parent
+    g = m3.vload(model.gravity)
+    for i in range(parent.shape[0]):
+        C = m3.load(w.C_IF[i])
+        om = m3.vload(w.omega[i])
+        b = m3.vload(w.base[i])
+        m = model.mass[i]
+        A = m3.congruence(C, m3.load(model.inertia_base[i]))
+        mc = m3.vscale(m, m3.matvec(C, m3.vload(model.com_offset[i])))  # first moment, base
+        B = m3.hat(mc)
+        Cm = m3.diagonal(m)
+        p_w = m3.vsub(m3.cross(om, m3.matvec(A, om)), m3.vload(torque[i]))
+        p_f = m3.vsub(m3.cross(om, m3.cross(om, mc)), m3.vload(force[i]))
+        w.sub_m[i] = m
+        m3.vstore(m3.vadd(m3.vscale(m, b), mc), w.sub_h[i])
+        if drag_h > 0.0:
+            rho = m3.vload(w.lever[i])
+            dA, dB, dC, dp_w, dp_f = drag_added_inertia(rho, m3.load(w.drag_jacobian[i]), g,
+                                                        drag_h)
+            A, B, Cm = m3.add(A, dA), m3.add(B, dB), m3.add(Cm, dC)
+            p_w, p_f = m3.vadd(p_w, dp_w), m3.vadd(p_f, dp_f)
+            F = m3.vload(force[i])
+            weight = math.sqrt(m3.dot(F, F))
+            w.sub_fw[i] = weight
+            m3.vstore(m3.vscale(weight, m3.vadd(b, rho)), w.sub_fh[i])
+            m3.vstore(F, w.sub_f[i])
+        m3.store_sym(A, w.IA_A[i])
+        m3.store(B, w.IA_B[i])
+        m3.store_sym(Cm, w.IA_C[i])
+        m3.vstore(p_w, w.pA_w[i])
+        m3.vstore(p_f, w.pA_f[i])
+        p = parent[i]
+        if p < 0:
+            m3.vstore((0.0, 0.0, 0.0), w.c_w[i])
+            m3.vstore((0.0, 0.0, 0.0), w.c_f[i])
+        else:
+            w_p = m3.vload(w.omega[p])
+            d = m3.vsub(b, m3.vload(w.base[p]))
+            m3.vstore(m3.cross(w_p, m3.vload(w.omega_rel[i])), w.c_w[i])
+            m3.vstore(m3.cross(w_p, m3.cross(w_p, d)), w.c_f[i])
+
+
+@kernel
+def implicit_accelerations(model, w, force, torque, armature_k, armature_c, gravity_theta_h,
+                           drag_h):
+    """Joint accelerations ``w.vdot`` (N, 3) rad/s², child axes, of the implicit step's
+    linear system: Table 7.1's pass 1 (`limb_inertias`, with the drag's added inertia), the
+    stages that add the integrator's implicit joint terms (`subtree_sums`,
+    `implicit_joint_blocks`), then the recursion (`articulated_accelerations`). All zero: the
+    plain forward dynamics with joint torques ``w.tau``. force, torque (N, 3): applied
+    loads, N at the base and N m about it, inertial axes. After forward_kinematics (and,
+    with drag_h > 0, the drag's stage of `aero`).
+    """
+    limb_inertias(model, w, force, torque, drag_h)
+    subtree_sums(model, w, gravity_theta_h > 0.0, drag_h > 0.0)
+    implicit_joint_blocks(model, w, armature_k, armature_c, gravity_theta_h, drag_h)
+    articulated_accelerations(model, w)
+
+
+@kernel
+def articulated_accelerations(model, w):
+    """RBDA Table 7.1, passes 2 and 3, in base-point coordinates: joint accelerations
+    ``w.vdot`` (N, 3), rad/s², child axes, after pass 1 (`limb_inertias`: I_i, pA_i, c_i)
+    and each joint's D0 and Q (`implicit_joint_blocks`).
+
+    The 6×6 articulated inertia of limb i is IA = [IA_A, IA_B; IA_Bᵀ, IA_C] (3×3 blocks;
+    IA_A, IA_C, D0 and D_inv symmetric, (N, 6) upper triangles, `mat3.load_sym`), its bias
+    force pA = [pA_w; pA_f]; the joint's motion subspace is S = [1; 0] (rotations about the
+    base), so U = IA S = [IA_A; IA_Bᵀ], D = Sᵀ U + D0 and u = Q − Sᵀ pA.
+    """
+    parent = model.parent
+    n = parent.shape[0]
+    g = m3.vload(model.gravity)
+
+    # Pass 2 (inward): articulated inertias IA and bias forces pA.
     for i in range(n - 1, -1, -1):
-        A = m3.load_sym(IA_A[i])
-        D_i = m3.inverse_symmetric(m3.add(m3.load_sym(D_inv[i]), A))   # D = Sᵀ IA S + armature
-        u_i = m3.vsub(m3.vload(u[i]), m3.vload(pA_w[i]))
-        m3.store_sym(D_i, D_inv[i])
-        m3.vstore(u_i, u[i])
+        A = m3.load_sym(w.IA_A[i])
+        D_i = m3.inverse_symmetric(m3.add(m3.load_sym(w.D0[i]), A))   # D⁻¹, D = Sᵀ IA S + D0
+        u_i = m3.vsub(m3.vload(w.Q[i]), m3.vload(w.pA_w[i]))
+        m3.store_sym(D_i, w.D_inv[i])
+        m3.vstore(u_i, w.u[i])
         p = parent[i]
         if p < 0:
             continue
-        B = m3.load(IA_B[i])
+        B = m3.load(w.IA_B[i])
         # Ia = IA − U D⁻¹ Uᵀ with U = [A; Bᵀ]: blocks A − A D⁻¹ A, B − A D⁻¹ B, C − Bᵀ D⁻¹ B.
-        C = m3.load_sym(IA_C[i])
+        C = m3.load_sym(w.IA_C[i])
         AD = m3.mul(A, D_i)
         DB = m3.mul(D_i, B)
         Aa = m3.sub(A, m3.mul_symmetric(AD, A))
@@ -247,44 +321,44 @@ def articulated_accelerations(parent, mass, com_offset, inertia_base, stiffness,
         Ca = m3.sub(C, m3.mul_symmetric(m3.transpose(B), DB))
         # pa = pA + Ia c + U D⁻¹ u = pA + IA c + U D⁻¹ (u − Uᵀ c), Uᵀ c = A c_w + B c_f: the
         # same products as with Ia, but independent of Aa, Ba, Ca (shorter dependency chains)
-        cw = m3.vload(c_w[i])
-        cf = m3.vload(c_f[i])
+        cw = m3.vload(w.c_w[i])
+        cf = m3.vload(w.c_f[i])
         Uc = m3.vadd(m3.matvec(A, cw), m3.matvec(B, cf))
         x = m3.matvec(D_i, m3.vsub(u_i, Uc))
-        pa_w = m3.vadd(m3.vload(pA_w[i]), m3.vadd(Uc, m3.matvec(A, x)))
-        pa_f = m3.vadd(m3.vload(pA_f[i]), m3.vadd(m3.vadd(m3.matvec_t(B, cw), m3.matvec(C, cf)),
-                                                  m3.matvec_t(B, x)))
+        pa_w = m3.vadd(m3.vload(w.pA_w[i]), m3.vadd(Uc, m3.matvec(A, x)))
+        pa_f = m3.vadd(m3.vload(w.pA_f[i]),
+                       m3.vadd(m3.vadd(m3.matvec_t(B, cw), m3.matvec(C, cf)), m3.matvec_t(B, x)))
         # Shift to the parent's base: X = [1, 0; −d^×, 1], IA_p += Xᵀ Ia X, pA_p += Xᵀ pa:
         # A'' = Aa − Ba d^× + d^× Baᵀ − d^× Ca d^×,  B'' = Ba + d^× Ca,  C'' = Ca.
-        d = m3.vsub(m3.vload(base[i]), m3.vload(base[p]))
+        d = m3.vsub(m3.vload(w.base[i]), m3.vload(w.base[p]))
         dCa = m3.hat_mul(d, Ca)
         Ba_d = m3.mul_hat(Ba, d)             # and d^× Baᵀ = −(Ba d^×)ᵀ
         m3.add_into_sym(m3.sub(m3.sub(Aa, m3.add(Ba_d, m3.transpose(Ba_d))), m3.mul_hat(dCa, d)),
-                        IA_A[p])
-        m3.add_into(m3.add(Ba, dCa), IA_B[p])
-        m3.add_into_sym(Ca, IA_C[p])
-        m3.vadd_into(m3.vadd(pa_w, m3.cross(d, pa_f)), pA_w[p])
-        m3.vadd_into(pa_f, pA_f[p])
+                        w.IA_A[p])
+        m3.add_into(m3.add(Ba, dCa), w.IA_B[p])
+        m3.add_into_sym(Ca, w.IA_C[p])
+        m3.vadd_into(m3.vadd(pa_w, m3.cross(d, pa_f)), w.pA_w[p])
+        m3.vadd_into(pa_f, w.pA_f[p])
 
-    # Pass 5 (outward): accelerations.
+    # Pass 3 (outward): accelerations.
     for i in range(n):
         p = parent[i]
-        a_w = m3.vload(c_w[i])
-        a_f = m3.vload(c_f[i])
+        a_w = m3.vload(w.c_w[i])
+        a_f = m3.vload(w.c_f[i])
         if p < 0:
             a_f = m3.vsub(a_f, g)
         else:
-            ap_w = m3.vload(acc_w[p])
-            d = m3.vsub(m3.vload(base[i]), m3.vload(base[p]))
+            ap_w = m3.vload(w.acc_w[p])
+            d = m3.vsub(m3.vload(w.base[i]), m3.vload(w.base[p]))
             a_w = m3.vadd(a_w, ap_w)
-            a_f = m3.vadd(a_f, m3.vadd(m3.vload(acc_f[p]), m3.cross(ap_w, d)))
+            a_f = m3.vadd(a_f, m3.vadd(m3.vload(w.acc_f[p]), m3.cross(ap_w, d)))
         # joint acceleration D⁻¹ (u − Uᵀ a), U = [A; Bᵀ]
-        rhs = m3.vsub(m3.vload(u[i]), m3.vadd(m3.matvec_t(m3.load_sym(IA_A[i]), a_w),
-                                              m3.matvec(m3.load(IA_B[i]), a_f)))
-        joint = m3.matvec(m3.load_sym(D_inv[i]), rhs)
-        m3.vstore(m3.vadd(a_w, joint), acc_w[i])
-        m3.vstore(a_f, acc_f[i])
-        m3.vstore(m3.matvec_t(m3.load(C_IF[i]), joint), vdot[i])
+        rhs = m3.vsub(m3.vload(w.u[i]), m3.vadd(m3.matvec_t(m3.load_sym(w.IA_A[i]), a_w),
+                                                m3.matvec(m3.load(w.IA_B[i]), a_f)))
+        joint = m3.matvec(m3.load_sym(w.D_inv[i]), rhs)
+        m3.vstore(m3.vadd(a_w, joint), w.acc_w[i])
+        m3.vstore(a_f, w.acc_f[i])
+        m3.vstore(m3.matvec_t(m3.load(w.C_IF[i]), joint), w.vdot[i])
 
 
 @kernel

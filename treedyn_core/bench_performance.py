@@ -24,9 +24,9 @@ import numpy as np
 
 from . import __version__
 from .aero import drag_loads, midpoints
-from .articulated import articulated_accelerations, forward_kinematics
+from .articulated import forward_kinematics, implicit_accelerations
 from .generator import count_limbs
-from .integrators import joint_torques
+from .joints import joint_torques
 from .kernel import kernel
 from .preset import load_preset, validate
 from .simulation import Simulation
@@ -93,8 +93,9 @@ def _median_seconds(call, minimum_repeats: int = 5) -> float:
 
 def _split(sim: Simulation) -> dict[str, float]:
     """Seconds per step of each compiled stage, timed on its own."""
-    t, w = sim.tree, sim._work
-    air = sim._air()
+    t, w = sim.tree, sim.workspace
+    air = sim.air()
+    model = sim.articulated_model()
     theta_h = sim.theta_method * sim.dt
 
     def kinematics():
@@ -104,21 +105,18 @@ def _split(sim: Simulation) -> dict[str, float]:
     def wind_and_drag():
         midpoints(w.C_IF, w.base, w.omega, w.base_vel, t.length, t.u, w.mid, w.mid_vel, w.lever)
         sim.wind.velocity_at(w.mid, w.wind_at_mid)
-        drag_loads(w.wind_at_mid, w.mid_vel, w.lever, t.length, t.radius, t.leaf_area, air[5],
-                   air[6], air[7], air[8], True, w.aero_force, w.aero_torque, w.drag_jacobian)
+        drag_loads(w.wind_at_mid, w.mid_vel, w.lever, t.length, t.radius, t.leaf_area,
+                   air.air_density, air.drag_coefficient, air.leaf_drag_coefficient,
+                   air.vogel_exponent, True, w.aero_force, w.aero_torque, w.drag_jacobian)
 
     def joint_forces():
         joint_torques(sim.q, sim.v, sim.spring_q, t.stiffness, t.damping,
                       sim.stiffness_scale, sim.damping_scale, theta_h, w.theta, w.tau)
 
     def recursion():
-        articulated_accelerations(
-            t.parent, t.mass, t.com_offset, sim.inertia_base, t.stiffness, t.damping, w.C_IF,
-            w.base, w.omega, w.omega_rel, w.tau, sim.gravity, w.aero_force, w.aero_torque,
-            theta_h ** 2 * sim.stiffness_scale, theta_h * sim.damping_scale, theta_h,
-            w.drag_jacobian, w.lever, sim.dt, w.IA_A, w.IA_B, w.IA_C, w.pA_w, w.pA_f, w.c_w,
-            w.c_f, w.D_inv, w.u, w.acc_w, w.acc_f, w.sub_m, w.sub_h, w.sub_fw, w.sub_fh, w.sub_f,
-            w.vdot)
+        implicit_accelerations(model, w, w.aero_force, w.aero_torque,
+                               theta_h ** 2 * sim.stiffness_scale, theta_h * sim.damping_scale,
+                               theta_h, sim.dt)
 
     return {"kinematics": _median_seconds(kinematics), "wind_and_drag": _median_seconds(
         wind_and_drag), "joint_forces": _median_seconds(joint_forces),

@@ -56,15 +56,6 @@ def cos_turns(a):
     return poly * s
 
 
-@njit(cache=True, nogil=True, fastmath=True, inline="always")
-def fast_cos(x):
-    """cos x for a finite x (rad): `cos_turns` of x/2π.
-
-    The conversion adds an error of about |x|·1e-16 (≈1e-12 at |x| = 1e4).
-    """
-    return cos_turns(x * INV_TWO_PI)
-
-
 # exp and log for `fast_pow`, branch-free so that loops over points vectorise (in kernels with
 # error_model="numpy": a checked division is a branch): the exponent and mantissa are taken
 # apart and put together through the bits of the float (IEEE 754 binary64); integers are

@@ -6,17 +6,21 @@ c moves under gravity g alone, and no torque acts about it:
 
     c̈ = g,   dC_IF/dt = C_IF ω^×,   I ω̇ = −ω × I ω
 
-The rotation uses the tree's own code: `so3.quat_advance` / `so3.quat_to_matrix`
-for the attitude and `seed_model.euler_acceleration` (Euler's equation, the form
-every seed-model limb obeys) and `seed_model.quat_rate` for the rates. The
-integrators are the tree's, restricted to a body with no joint:
+The rotation uses the tree's own code: the steppers of `integrators` (the same
+θ-method and RK4 as the tree's, given this body's `freebody_dynamics`: Euler's
+equation `seed_model.euler_acceleration`, the form every seed-model limb obeys),
+`so3.quat_to_matrix` for the attitude and `so3.quat_rate` for the rates:
 
 - ``implicit``: the θ-method of docs/design.md §4 with no spring or damper (K = C = 0), so
   the gyroscopic term stays explicit exactly as in the tree's step:
   ``a = I⁻¹(−ω × Iω)``, ``ω ← ω + h a``, attitude advanced by ``exp(h (ω_old + θ h a))``;
   the centre of mass likewise, ``c ← c + h (ċ + θ h g)``, ``ċ ← ċ + h g``.
-- ``rk4``: classical RK4 on (c, ċ, q ∈ R⁴, ω), the quaternion renormalised after each step.
-- ``dop853``: `reference_integrator.dop853_advance` on the same flat state.
+- ``rk4``: classical RK4 on (q ∈ R⁴, ω), the quaternion renormalised after each step; on
+  (c, ċ) it is exact (c̈ = g is a polynomial of degree 2 in t).
+- ``dop853``: `reference_integrator.dop853_advance` on the flat state.
+
+The centre of mass decouples from the rotation, so both methods' n steps on it are
+taken at once in closed form (`FreeBody.step`).
 
 State vector y (13,): c (3) m, ċ (3) m/s, q (4) body → inertial [w, x, y, z], ω (3) rad/s.
 
@@ -26,14 +30,16 @@ T = ½ m ċᵀċ + ½ ωᵀ I ω; V = −m g·c.
 
 from __future__ import annotations
 
-import math
+from typing import NamedTuple
 
 import numpy as np
 
 from .errors import TreedynError
+from .dynamics import register
+from .integrators import RK4Stages, rk4_steps, theta_steps
 from .kernel import kernel
 from .seed_model import euler_acceleration
-from .so3 import quat_advance, quat_from_matrix, quat_rate, quat_to_matrix
+from .so3 import quat_from_matrix, quat_rate, quat_to_matrix
 
 STATE_SIZE = 13
 COM, COM_VELOCITY, ATTITUDE, RATE = slice(0, 3), slice(3, 6), slice(6, 10), slice(10, 13)
@@ -51,35 +57,24 @@ def freebody_rates(inertia, inertia_inv, gravity, y, out, zero):
     euler_acceleration(inertia, inertia_inv, y[10:13], zero, out[10:13])
 
 
-@kernel
-def freebody_implicit_steps(n_steps, h, theta_m, inertia, inertia_inv, gravity, y, a, rot, zero):
-    """n_steps θ-method steps of h seconds, y (13,) in place (module docstring)."""
-    for _ in range(n_steps):
-        euler_acceleration(inertia, inertia_inv, y[10:13], zero, a)
-        for r in range(3):
-            y[r] += h * (y[3 + r] + theta_m * h * gravity[r])
-            y[3 + r] += h * gravity[r]
-            rot[r] = h * (y[10 + r] + theta_m * h * a[r])
-            y[10 + r] += h * a[r]
-        quat_advance(y[6:10], rot)
+class FreeBodySystem(NamedTuple):
+    """What `freebody_dynamics` reads (`dynamics.accelerations`): the rotation of one body."""
+
+    inertia: np.ndarray       # (3, 3) kg m², about the centre of mass, body axes
+    inertia_inv: np.ndarray   # (3, 3) its inverse
+    zero: np.ndarray          # (3,) zeros: the torque about the centre of mass, N m
+    vdot: np.ndarray          # (1, 3) rad/s², the body rate's derivative
 
 
 @kernel
-def freebody_rk4_steps(n_steps, h, inertia, inertia_inv, gravity, y, y0, ys, k, zero):
-    """n_steps classical RK4 steps of h seconds, y (13,) in place, quaternion renormalised
-    after each step; y0, ys (13,) and k (4, 13) work arrays."""
-    weights = (0.0, 0.5, 0.5, 1.0)
-    for _ in range(n_steps):
-        y0[:] = y
-        for stage in range(4):
-            for j in range(STATE_SIZE):
-                ys[j] = y0[j] + (weights[stage] * h * k[stage - 1, j] if stage > 0 else 0.0)
-            freebody_rates(inertia, inertia_inv, gravity, ys, k[stage], zero)
-        for j in range(STATE_SIZE):
-            y[j] = y0[j] + h / 6.0 * (k[0, j] + 2.0 * k[1, j] + 2.0 * k[2, j] + k[3, j])
-        norm = 1.0 / math.sqrt(y[6] ** 2 + y[7] ** 2 + y[8] ** 2 + y[9] ** 2)
-        for j in range(6, 10):
-            y[j] *= norm
+def freebody_dynamics(system, q, v, implicit_h, drag_h):
+    """ω̇ (1, 3) rad/s² of body rate v (1, 3), into and as ``system.vdot``: Euler's equation
+    with no torque (nothing to make implicit: implicit_h and drag_h are not used)."""
+    euler_acceleration(system.inertia, system.inertia_inv, v[0], system.zero, system.vdot[0])
+    return system.vdot
+
+
+register(FreeBodySystem, freebody_dynamics)
 
 
 class FreeBody:
@@ -100,11 +95,9 @@ class FreeBody:
                                  np.asarray(omega, float)])
         self.time = 0.0
         self._zero = np.zeros(3)
-        self._a = np.zeros(3)
-        self._rot = np.zeros(3)
-        self._y0 = np.zeros(STATE_SIZE)
-        self._ys = np.zeros(STATE_SIZE)
-        self._k = np.zeros((4, STATE_SIZE))
+        self._system = FreeBodySystem(self.inertia, self.inertia_inv, self._zero,
+                                      np.zeros((1, 3)))
+        self._rk4_stages = RK4Stages.zeros(1)
 
     # -- state ---------------------------------------------------------------------------------
 
@@ -144,24 +137,32 @@ class FreeBody:
              rtol: float | None = None, atol: float | None = None) -> None:
         """Advance n steps of dt s with `integrator` (implicit | rk4 | dop853; for dop853 dt is
         only the span n·dt, its tolerances rtol/atol default to the reference's)."""
-        if integrator == "implicit":
-            freebody_implicit_steps(n, dt, theta, self.inertia, self.inertia_inv, self.gravity,
-                                    self.y, self._a, self._rot, self._zero)
-        elif integrator == "rk4":
-            freebody_rk4_steps(n, dt, self.inertia, self.inertia_inv, self.gravity, self.y,
-                               self._y0, self._ys, self._k, self._zero)
-        elif integrator == "dop853":
+        if integrator == "dop853":
             from .reference_integrator import DEFAULT_ATOL, DEFAULT_RTOL, dop853_advance
 
             dop853_advance(self, n * dt, DEFAULT_RTOL if rtol is None else rtol,
                            DEFAULT_ATOL if atol is None else atol)
             return
-        else:
+        if integrator not in INTEGRATORS:
             raise TreedynError(f"integrator '{integrator}' is not available (choose from "
                                f"{', '.join(INTEGRATORS)})")
+        # the rotation: (1, 4) attitude and (1, 3) rate, views of y
+        q, v = self.y[ATTITUDE].reshape(1, 4), self.y[RATE].reshape(1, 3)
+        if integrator == "implicit":
+            theta_steps(self._system, n, dt, theta, q, v)
+        else:
+            rk4_steps(self._system, n, dt, q, v, self._rk4_stages)
+        # the centre of mass, n steps at once: the θ-method's c ← c + h (ċ + θ h g) sums to
+        # c + n h ċ + h² g (n(n − 1)/2 + θ n); RK4 is exact, the same with θ = ½
+        weight = 0.5 * n * (n - 1) + (theta if integrator == "implicit" else 0.5) * n
+        self.y[COM] += n * dt * self.y[COM_VELOCITY] + dt * dt * weight * self.gravity
+        self.y[COM_VELOCITY] += n * dt * self.gravity
         self.time += n * dt
 
     # -- flat state for an ODE solver (reference_integrator) -----------------------------------
+
+    def state_changed(self) -> None:
+        """Nothing to recompute: every output reads the state vector."""
 
     def state_vector(self) -> np.ndarray:
         return self.y.copy()

@@ -97,10 +97,7 @@ def error_rotation_vector_q(q, q_spring):
         # E = C_springᵀ R_rel is exactly symmetric for equal matrices: an unloaded spring
         # must give exactly no torque, or a static solve takes round-off for a load.)
         return (0.0, 0.0, 0.0), 1.0 / 12.0
-    w = s[0] * q[0] + s[1] * q[1] + s[2] * q[2] + s[3] * q[3]
-    x = s[0] * q[1] - s[1] * q[0] - s[2] * q[3] + s[3] * q[2]
-    y = s[0] * q[2] + s[1] * q[3] - s[2] * q[0] - s[3] * q[1]
-    z = s[0] * q[3] - s[1] * q[2] + s[2] * q[1] - s[3] * q[0]
+    w, x, y, z = so3.quat_conj_mul(s, q)
     if w < 0.0:  # −e is the same rotation: take the one with φ ≤ π
         w, x, y, z = -w, -x, -y, -z
     v2 = x * x + y * y + z * z
@@ -211,3 +208,20 @@ def load_stiffness_magnitude(F, rho):
     twist = m3.cross(F, rho)
     return m3.add(m3.sub(m3.scale(2.0, gravity_stiffness_psd(1.0, rho, F)), K),
                   m3.diagonal(0.5 * math.sqrt(m3.dot(twist, twist))))
+
+
+@kernel
+def joint_torques(q, v, spring_q, stiffness, damping, k_scale, c_scale, implicit_kv, theta, tau):
+    """Spring + damper torques (N, 3), N m, child axes; minus implicit_kv·K v (the θh K v of
+    the θ-method's right-hand side; 0 for explicit methods). q (N, 4) joint quaternions,
+    spring_q (N, 4) the springs' rest orientations, both child → parent. Writes the springs'
+    error rotation vectors into theta (N, 3), rad. Returns the spring energy, J."""
+    energy = 0.0
+    for i in range(q.shape[0]):
+        theta_i, spring, V = spring_torque_q(q[i], spring_q[i], stiffness[i], k_scale)
+        rate_matrix = m3.add(m3.scale(c_scale, m3.load(damping[i])),
+                             m3.scale(implicit_kv * k_scale, m3.load(stiffness[i])))
+        m3.vstore(theta_i, theta[i])
+        m3.vstore(m3.vsub(spring, m3.matvec(rate_matrix, m3.vload(v[i]))), tau[i])
+        energy += V
+    return energy

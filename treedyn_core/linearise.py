@@ -36,10 +36,10 @@ import scipy.sparse
 from . import so3
 from .articulated import subtree_gravity_moments
 from .errors import TreedynError
-from .integrators import joint_torques
+from .joints import joint_torques
 from .kernel import kernel
 from . import mat3 as m3
-from .tree import _rest_pose
+from .tree import pose_by_levels
 
 # -- the pattern of ancestor/descendant pairs ----------------------------------------------------
 
@@ -370,14 +370,6 @@ def _b_and_derivative(phi: np.ndarray):
     return b, bp
 
 
-def _hat_many(w: np.ndarray) -> np.ndarray:
-    out = np.zeros(w.shape[:-1] + (3, 3))
-    out[..., 0, 1], out[..., 0, 2] = -w[..., 2], w[..., 1]
-    out[..., 1, 0], out[..., 1, 2] = w[..., 2], -w[..., 0]
-    out[..., 2, 0], out[..., 2, 1] = -w[..., 1], w[..., 0]
-    return out
-
-
 def spring_hessians(R_rel: np.ndarray, spring_C_rel: np.ndarray, stiffness: np.ndarray,
                     k_scale: float) -> np.ndarray:
     """(N, 3, 3) N m/rad: the exact second variation of each joint's ½ θᵀ(sK)θ, child axes.
@@ -395,14 +387,14 @@ def spring_hessians(R_rel: np.ndarray, spring_C_rel: np.ndarray, stiffness: np.n
     y = np.einsum("nij,nj->ni", Ks, theta)
     phi = np.linalg.norm(theta, axis=1)
     b, bp = _b_and_derivative(phi)
-    T = _hat_many(theta)
+    T = so3.hat_many(theta)
     T2 = T @ T
     eye = np.eye(3)
     Jr_inv = eye + 0.5 * T + b[:, None, None] * T2
     Jr_invT = eye - 0.5 * T + b[:, None, None] * T2
     tty = np.cross(theta, np.cross(theta, y))
     ty = np.einsum("ni,ni->n", theta, y)
-    D = (0.5 * _hat_many(y)
+    D = (0.5 * so3.hat_many(y)
          + b[:, None, None] * (np.einsum("ni,nj->nij", theta, y) + ty[:, None, None] * eye
                                - 2.0 * np.einsum("ni,nj->nij", y, theta))
          + bp[:, None, None] * np.einsum("ni,nj->nij", tty, theta))
@@ -424,8 +416,8 @@ class Configuration:
         self.R_rel = np.ascontiguousarray(R_rel, dtype=float)
         self.gravity = np.asarray(sim.gravity if gravity is None else gravity, dtype=float)
         # limb → inertial orientations (N, 3, 3) and base points (N, 3) m
-        self.C_IF, self.base = _rest_pose(tree.parent, tree.level_start, self.R_rel,
-                                          tree.base_offset)
+        self.C_IF, self.base = pose_by_levels(tree.parent, tree.level_start, self.R_rel,
+                                              tree.base_offset)
 
     def generalized_forces(self) -> np.ndarray:
         """(N, 3) N m, child axes: spring torques plus the moments of the subtrees' weights

@@ -3,10 +3,9 @@
 The state is a flat vector of quaternions (as vectors in R⁴, ``q̇ = ½ q ⊗ (0, ω)``)
 and rates; the quaternions are renormalised whenever the state is handed back.
 
-- articulated model: joint quaternions (4N) + joint rates (3N), the joint
-  accelerations from the articulated step's own dynamics with nothing implicit
-  (``integrators._dynamics(..., implicit_h=0, drag_h=0)``);
-- seed model: absolute quaternions (4N) + body rates (3N) (`seed_model.seed_rates`);
+- a `Simulation` (either model): the quaternions (4N) and rates (3N) its integrators step
+  (articulated: joint ones; seed: absolute ones), the rates' derivative from the model's
+  `dynamics.accelerations` with nothing implicit (`flat_rates`);
 - a `freebody.FreeBody`: its 13-vector.
 
 External loads and the wind field are held at their values of the start of each
@@ -19,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .integrators import _dynamics
+from .dynamics import accelerations
 from .kernel import kernel
 from .seed_model import SeedDynamics
 from .so3 import quat_rate
@@ -30,17 +29,16 @@ DEFAULT_ATOL = 1e-10
 
 
 @kernel
-def articulated_rates(model, y, ext_force, ext_torque, k_scale, c_scale, w, air, q, v, out):
-    """dy/dt (7N,) of the articulated model's flat state y = [q (4N), v (3N)]; q (N, 4),
-    v (N, 3) scratch copies of the state."""
+def flat_rates(system, y, q, v, out):
+    """dy/dt (7N,) of the flat state y = [q (4N), v (3N)] of ``system``'s model
+    (`dynamics.accelerations`, nothing implicit); q (N, 4), v (N, 3) scratch copies."""
     n = q.shape[0]
     for i in range(n):
         for r in range(4):
             q[i, r] = y[4 * i + r]
         for r in range(3):
             v[i, r] = y[4 * n + 3 * i + r]
-    _dynamics(model, q, v, ext_force, ext_torque, k_scale, c_scale, 0.0, 0.0, w, air)
-    vdot = w[-1]
+    vdot = accelerations(system, q, v, 0.0, 0.0)
     for i in range(n):
         quat_rate(q[i], v[i], out[4 * i:4 * i + 4])
         for r in range(3):
@@ -54,35 +52,37 @@ class _SimulationODE:
         self.sim = sim
         n = sim.tree.n
         self.n_quaternions = n
-        self.air = sim._air()
         self.seed = SeedDynamics(sim.tree, sim.inertia_base) if sim.model == "seed" else None
+        air = sim.air()
+        self.enabled = air.enabled
+        self.system = sim.system(air) if self.seed is None else self.seed.system(sim, air)
         self._q = np.zeros((n, 4))
         self._v = np.zeros((n, 3))
-        self._out = np.zeros(7 * n)
+
+    def _state_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """The (N, 4) quaternions and (N, 3) rates the model steps, the seed's loaded."""
+        if self.seed is None:
+            return self.sim.q, self.sim.v
+        self.seed.load(self.sim)
+        return self.seed.qa, self.seed.omega
 
     def state(self) -> np.ndarray:
-        if self.seed is not None:
-            return self.seed.state_vector(self.sim)
-        return np.concatenate([self.sim.q.ravel(), self.sim.v.ravel()])
+        q, v = self._state_arrays()
+        return np.concatenate([q.ravel(), v.ravel()])
 
     def set_state(self, y: np.ndarray) -> None:
-        if self.seed is not None:
-            self.seed.set_state_vector(self.sim, y)
-            return
         n = self.n_quaternions
         q = y[:4 * n].reshape(n, 4)
-        self.sim.q[:] = q / np.linalg.norm(q, axis=1, keepdims=True)
-        self.sim.v[:] = y[4 * n:].reshape(n, 3)
+        q = q / np.linalg.norm(q, axis=1, keepdims=True)
+        if self.seed is None:
+            self.sim.q[:], self.sim.v[:] = q, y[4 * n:].reshape(n, 3)
+            return
+        self.seed.qa[:], self.seed.omega[:] = q, y[4 * n:].reshape(n, 3)
+        self.seed.store(self.sim)
 
     def rhs(self, t: float, y: np.ndarray) -> np.ndarray:
-        sim = self.sim
-        out = np.empty_like(self._out)
-        if self.seed is not None:
-            self.seed.rates(sim, y, out, self.air)
-        else:
-            articulated_rates(sim._model(), y, sim.ext_force, sim.ext_torque,
-                              sim.stiffness_scale, sim.damping_scale, sim._work_tuple(),
-                              self.air, self._q, self._v, out)
+        out = np.empty(y.shape[0])
+        flat_rates(self.system, y, self._q, self._v, out)
         return out
 
     def advance_clock(self, duration: float, steps: int) -> None:
@@ -144,7 +144,7 @@ def dop853_steps(sim, n: int) -> tuple[int, int]:
     the caller advances sim.time and the kinematics). Returns (steps completed, first limb
     with a non-finite state or −1), the state left at the last good output step."""
     ode = _SimulationODE(sim)
-    chunks = [(n, n * sim.dt)] if not ode.air[0] else [(1, sim.dt)] * n
+    chunks = [(n, n * sim.dt)] if not ode.enabled else [(1, sim.dt)] * n
     done = 0
     for steps, duration in chunks:
         solution, ok = _solve(ode, duration, sim.rtol, sim.atol)
@@ -197,7 +197,5 @@ def dop853_samples(system, duration: float, dt: float, measure, rtol: float = DE
 
 
 def _refresh(system) -> None:
-    """Recompute a simulation's outputs (poses, velocities) from its new joint state."""
-    refresh = getattr(system, "_kinematics", None)
-    if refresh is not None:
-        refresh()
+    """Tell a simulation (or free body) that its state changed under it."""
+    system.state_changed()

@@ -34,7 +34,9 @@ articulated model's at the rest pose), spring ``V_s = Σ 2 (1 − cos φ) aᵀ k
 (exact for isotropic K; for anisotropic K the seed's moment has no potential and
 this is its second-order-exact stand-in).
 
-Integrators (docs/design.md §4):
+The integrators are `integrators`' (written once for both models), on the absolute
+quaternions and rates; what is the seed model's own is the θ-method's linear system
+(docs/design.md §4), which `seed_dynamics` solves for θh > 0:
 
 - `implicit`: the θ-method on the absolute rates. The rotor inertias
   (block-diagonal) are coupled by the joints' springs and dampers, which gives the
@@ -44,8 +46,7 @@ Integrators (docs/design.md §4):
   rest; ``K_g`` the positive-semidefinite part of each limb's own gravity stiffness,
   as in docs/design.md §4; ``C`` acts on the absolute rate, so 𝒞 is not symmetric). It is
   solved in O(N) by eliminating leaves toward the root (`_solve_tree_system`).
-- `rk4`: classical RK4 on the absolute quaternions in R⁴ and the rates, quaternions
-  renormalised after each full step.
+- `rk4` and `dop853`: Euler's equation per limb, nothing implicit.
 """
 
 from __future__ import annotations
@@ -54,16 +55,16 @@ import math
 
 import numpy as np
 
-from .aero import drag_loads, midpoints
+from typing import NamedTuple
+
+from .aero import Air, drag_loads, midpoints
 from .errors import TreedynError
-from .integrators import first_non_finite
 from . import mat3 as m3
 from .joints import error_rotation_vector, gravity_stiffness_psd
 from .kernel import kernel
-from .so3 import exp_many, quat_advance, quat_matrix, quat_rate, quats_from_matrices
-from .wind import advance_wind, wind_velocity
-
-SEED_INTEGRATORS = ("implicit", "rk4")
+from .so3 import (exp_many, quat_conj_mul, quat_matrix, quat_mul, quat_store_normalised,
+                  quats_from_matrices)
+from .wind import wind_at
 
 # Spring stiffness of the seed's moment −K (E − Eᵀ)^∨ at rest, in units of K.
 SEED_SPRING_FACTOR = 2.0
@@ -100,34 +101,6 @@ def _inverse3(A, out):
     out[2, 2] = (a00 * a11 - a01 * a10) * inv
 
 
-@kernel(inline="always")
-def _quat_mul_into(a, b, out):
-    """out = a ⊗ b, normalised."""
-    w = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3]
-    x = a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2]
-    y = a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1]
-    z = a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0]
-    s = 1.0 / math.sqrt(w * w + x * x + y * y + z * z)
-    out[0] = w * s
-    out[1] = x * s
-    out[2] = y * s
-    out[3] = z * s
-
-
-@kernel(inline="always")
-def _quat_conj_mul_into(a, b, out):
-    """out = conj(a) ⊗ b, normalised."""
-    w = a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3]
-    x = a[0] * b[1] - a[1] * b[0] - a[2] * b[3] + a[3] * b[2]
-    y = a[0] * b[2] + a[1] * b[3] - a[2] * b[0] - a[3] * b[1]
-    z = a[0] * b[3] - a[1] * b[2] + a[2] * b[1] - a[3] * b[0]
-    s = 1.0 / math.sqrt(w * w + x * x + y * y + z * z)
-    out[0] = w * s
-    out[1] = x * s
-    out[2] = y * s
-    out[3] = z * s
-
-
 # -- joint state ↔ absolute state ---------------------------------------------------------------
 
 @kernel
@@ -137,14 +110,11 @@ def joint_to_absolute(parent, q, v, qa, omega):
     (ω_B = C_ABᵀ ω_A + v_B)."""
     for i in range(parent.shape[0]):
         p = parent[i]
-        if p < 0:
-            s = 1.0 / math.sqrt(q[i, 0] ** 2 + q[i, 1] ** 2 + q[i, 2] ** 2 + q[i, 3] ** 2)
-            for r in range(4):
-                qa[i, r] = q[i, r] * s
-            for r in range(3):
-                omega[i, r] = v[i, r]
+        if p < 0:   # the root's joint is its attitude
+            quat_store_normalised(q[i], qa[i])
+            m3.vstore(m3.vload(v[i]), omega[i])
             continue
-        _quat_mul_into(qa[p], q[i], qa[i])
+        quat_store_normalised(quat_mul(qa[p], q[i]), qa[i])
         m3.vstore(m3.vadd(m3.matvec_t(quat_matrix(q[i]), m3.vload(omega[p])), m3.vload(v[i])),
                   omega[i])
 
@@ -155,13 +125,10 @@ def absolute_to_joint(parent, qa, omega, q, v):
     for i in range(parent.shape[0]):
         p = parent[i]
         if p < 0:
-            s = 1.0 / math.sqrt(qa[i, 0] ** 2 + qa[i, 1] ** 2 + qa[i, 2] ** 2 + qa[i, 3] ** 2)
-            for r in range(4):
-                q[i, r] = qa[i, r] * s
-            for r in range(3):
-                v[i, r] = omega[i, r]
+            quat_store_normalised(qa[i], q[i])
+            m3.vstore(m3.vload(omega[i]), v[i])
             continue
-        _quat_conj_mul_into(qa[p], qa[i], q[i])
+        quat_store_normalised(quat_conj_mul(qa[p], qa[i]), q[i])
         m3.vstore(m3.vsub(m3.vload(omega[i]), m3.matvec_t(quat_matrix(q[i]), m3.vload(omega[p]))),
                   v[i])
 
@@ -302,138 +269,114 @@ def _drag_damping_body(C_IF, lever, jacobian, out):
         m3.store(m3.mul(m3.mul(m3.transpose(C), damping), C), out[i])
 
 
-@kernel
-def seed_accelerations(model, qa, omega, ext_torque, k_scale, c_scale, theta_h, w, air):
-    """Rate derivatives of the seed model into w[-1] (N, 3), rad/s², body axes.
+class SeedModel(NamedTuple):
+    """The seed model's constant arrays, breadth-first limb order (`SeedDynamics.model`)."""
 
-    theta_h = 0: Euler's equation per limb (explicit); θh > 0: the θ-method's increments
-    a of ``(𝕄 + θh𝒞 + θ²h²𝒦) a = f − θh𝒦 ω`` (module docstring). Stages: pose →
-    (if air[0]) drawing-formula kinematics, wind at the midpoints, drag torques about the
-    bases → moments → Euler's equation or the tree system. ``air`` is the articulated
-    step's aerodynamic tuple (`Simulation._air`); drag forces at the bases have no moment.
+    parent: np.ndarray         # (N,) int, parent index, −1 for the root
+    base_offset: np.ndarray    # (N, 3) m, parent's base → this base, parent axes
+    mass: np.ndarray           # (N,) kg
+    com_offset: np.ndarray     # (N, 3) m, base → centre of mass, limb axes
+    inertia_base: np.ndarray   # (N, 3, 3) kg m², about the base, limb axes
+    inertia_inv: np.ndarray    # (N, 3, 3) its inverse
+    stiffness: np.ndarray      # (N, 3, 3) N m/rad, child axes
+    damping: np.ndarray        # (N, 3, 3) N m s/rad, child axes
+    spring_C_rel: np.ndarray   # (N, 3, 3) springs' rest orientations, child → parent
+    gravity: np.ndarray        # (3,) m/s², inertial
+
+
+class SeedWork(NamedTuple):
+    """The seed model's work arrays for N limbs (`SeedWork.zeros(n)`), read by name."""
+
+    C_IF: np.ndarray           # (N, 3, 3) limb → inertial
+    R_rel: np.ndarray          # (N, 3, 3) joint rotations C_AB, child → parent
+    tau: np.ndarray            # (N, 3) N m, each joint's spring + damper moment on its child
+    moment: np.ndarray         # (N, 3) N m, sum of the moments on each limb, body axes
+    D: np.ndarray              # (N, 3, 3) the tree system's diagonal blocks
+    D_inv: np.ndarray          # (N, 3, 3) their inverses
+    U: np.ndarray              # (N, 3, 3) couplings A[i, parent]
+    L: np.ndarray              # (N, 3, 3) couplings A[parent, i]
+    b: np.ndarray              # (N, 3) the tree system's right-hand side
+    base: np.ndarray           # (N, 3) m, base points (drawing formula)
+    base_vel: np.ndarray       # (N, 3) m/s
+    omega_world: np.ndarray    # (N, 3) rad/s, C_IF ω
+    mid: np.ndarray            # (N, 3) m, limb midpoints
+    mid_vel: np.ndarray        # (N, 3) m/s
+    lever: np.ndarray          # (N, 3) m, base → midpoint
+    wind_at_mid: np.ndarray    # (N, 3) m/s
+    aero_force: np.ndarray     # (N, 3) N, at the midpoints
+    aero_torque: np.ndarray    # (N, 3) N m, about the bases
+    drag_jacobian: np.ndarray  # (N, 3, 3) N s/m
+    aero_damping: np.ndarray   # (N, 3, 3) N m s, the drag's damping of the limb's own rate
+    total_torque: np.ndarray   # (N, 3) N m, external + aerodynamic
+    vdot: np.ndarray           # (N, 3) rad/s², the body rates' derivative (or increments a)
+
+    @classmethod
+    def zeros(cls, n: int) -> "SeedWork":
+        matrices = {"C_IF", "R_rel", "D", "D_inv", "U", "L", "drag_jacobian", "aero_damping"}
+        return cls(*(np.zeros((n, 3, 3) if name in matrices else (n, 3))
+                     for name in cls._fields))
+
+
+class SeedSystem(NamedTuple):
+    """What `seed_dynamics` reads (`dynamics.accelerations`): model, work arrays, air (the
+    articulated model's `aero.Air`), the external torque and the scales in force."""
+
+    model: SeedModel
+    work: SeedWork
+    air: Air
+    ext_torque: np.ndarray     # (N, 3) N m, inertial axes, about the bases
+    k_scale: float
+    c_scale: float
+
+
+@kernel
+def seed_dynamics(system, qa, omega, implicit_h, drag_h):
+    """Rate derivatives (N, 3) rad/s², body axes, into and as ``system.work.vdot``.
+
+    implicit_h = 0: Euler's equation per limb (explicit); θh > 0: the θ-method's
+    increments a of ``(𝕄 + θh𝒞 + θ²h²𝒦) a = f − θh𝒦 ω`` (module docstring), the drag's
+    damping made implicit with the same θh (this model's choice: drag_h, the articulated
+    model's backward-Euler step for it, is not used). Stages: pose → (if ``air.enabled``)
+    drawing-formula kinematics, wind at the midpoints, drag torques about the bases →
+    moments → Euler's equation or the tree system. External forces and the drag forces act
+    at the bases and have no moment about them in this model.
     """
-    (parent, base_offset, mass, com_offset, inertia_base, inertia_inv, stiffness, damping,
-     spring_C_rel, gravity) = model
-    (C_IF, R_rel, tau, moment, D, D_inv, U, L, b, base, base_vel, omega_world, mid,
-     mid_vel, lever, wind_at_mid, aero_force, aero_torque, drag_jacobian, aero_damping,
-     total_torque, omega_dot) = w
-    (enabled, length, radius, leaf_area, limb_u, air_density, drag_coefficient,
-     leaf_drag_coefficient, vogel_exponent, wind_state, reference_height, profile_exponent,
-     mode_k, mode_amp, mode_phase, wind_work) = air
-    seed_pose(parent, qa, C_IF, R_rel)
-    torque = ext_torque
-    drag_h = 0.0
-    if enabled:
-        seed_kinematics(parent, base_offset, C_IF, omega, base, base_vel, omega_world)
-        midpoints(C_IF, base, omega_world, base_vel, length, limb_u, mid, mid_vel, lever)
-        wind_velocity(mid, wind_state, reference_height, profile_exponent, mode_k, mode_amp,
-                      mode_phase, wind_work, wind_at_mid)
-        drag_loads(wind_at_mid, mid_vel, lever, length, radius, leaf_area, air_density,
-                   drag_coefficient, leaf_drag_coefficient, vogel_exponent, theta_h > 0.0,
-                   aero_force, aero_torque, drag_jacobian)
+    model, w, air = system.model, system.work, system.air
+    parent = model.parent
+    theta_h = implicit_h
+    seed_pose(parent, qa, w.C_IF, w.R_rel)
+    torque = system.ext_torque
+    drag_theta_h = 0.0
+    if air.enabled:
+        seed_kinematics(parent, model.base_offset, w.C_IF, omega, w.base, w.base_vel,
+                        w.omega_world)
+        midpoints(w.C_IF, w.base, w.omega_world, w.base_vel, air.length, air.limb_u, w.mid,
+                  w.mid_vel, w.lever)
+        wind_at(w.mid, air.wind, w.wind_at_mid)
+        drag_loads(w.wind_at_mid, w.mid_vel, w.lever, air.length, air.radius, air.leaf_area,
+                   air.air_density, air.drag_coefficient, air.leaf_drag_coefficient,
+                   air.vogel_exponent, theta_h > 0.0, w.aero_force, w.aero_torque,
+                   w.drag_jacobian)
         for i in range(parent.shape[0]):
             for r in range(3):
-                total_torque[i, r] = ext_torque[i, r] + aero_torque[i, r]
-        torque = total_torque
+                w.total_torque[i, r] = torque[i, r] + w.aero_torque[i, r]
+        torque = w.total_torque
         if theta_h > 0.0:
-            _drag_damping_body(C_IF, lever, drag_jacobian, aero_damping)
-            drag_h = theta_h
-    seed_moments(parent, mass, com_offset, stiffness, damping, spring_C_rel, gravity,
-                 torque, C_IF, R_rel, omega, k_scale, c_scale, tau, moment)
+            _drag_damping_body(w.C_IF, w.lever, w.drag_jacobian, w.aero_damping)
+            drag_theta_h = theta_h
+    seed_moments(parent, model.mass, model.com_offset, model.stiffness, model.damping,
+                 model.spring_C_rel, model.gravity, torque, w.C_IF, w.R_rel, omega,
+                 system.k_scale, system.c_scale, w.tau, w.moment)
     if theta_h == 0.0:
         for i in range(parent.shape[0]):
-            euler_acceleration(inertia_base[i], inertia_inv[i], omega[i], moment[i],
-                               omega_dot[i])
-        return
-    _solve_tree_system(parent, mass, com_offset, inertia_base, stiffness, damping, gravity,
-                       C_IF, R_rel, omega, moment, k_scale, c_scale, theta_h, aero_damping,
-                       drag_h, D, D_inv, U, L, b, omega_dot)
-
-
-@kernel
-def seed_implicit_steps(n_steps, h, theta_m, model, qa, omega, ext_torque, k_scale, c_scale, w,
-                        air):
-    """Advance (qa, omega) in place by n_steps θ-method steps of h seconds: ω ← ω + h a,
-    qa ← qa ⊗ exp(h (ω_old + θ h a)); the wind advanced by h after each step.
-    Returns (steps completed, first non-finite limb or −1)."""
-    omega_dot = w[-1]
-    for step in range(n_steps):
-        seed_accelerations(model, qa, omega, ext_torque, k_scale, c_scale, theta_m * h, w, air)
-        bad = first_non_finite(omega_dot)
-        if bad >= 0:
-            return step, bad
-        for i in range(qa.shape[0]):
-            w_old = m3.vload(omega[i])
-            a = m3.vload(omega_dot[i])
-            m3.vstore(m3.vadd(w_old, m3.vscale(h, a)), omega[i])
-            quat_advance(qa[i], m3.vscale(h, m3.vadd(w_old, m3.vscale(theta_m * h, a))))
-        advance_wind(air[9], h)
-    return n_steps, -1
-
-
-@kernel
-def seed_rk4_steps(n_steps, h, model, qa, omega, ext_torque, k_scale, c_scale, w, stages, air):
-    """Advance (qa, omega) in place by n_steps classical RK4 steps of h seconds on the
-    quaternions in R⁴ and the rates, quaternions renormalised after each step (the wind of
-    the step's start in every stage, as for the articulated model).
-    stages = (qa0, w0, qs, ws, kq (4, N, 4), kw (4, N, 3)). Returns as `seed_implicit_steps`."""
-    qa0, w0, qs, ws, kq, kw = stages
-    omega_dot = w[-1]
-    n = qa.shape[0]
-    weights = (0.0, 0.5, 0.5, 1.0)
-    for step in range(n_steps):
-        qa0[:] = qa
-        w0[:] = omega
-        for stage in range(4):
-            a = weights[stage] * h
-            for i in range(n):
-                for r in range(4):
-                    qs[i, r] = qa0[i, r] + (a * kq[stage - 1, i, r] if stage > 0 else 0.0)
-                for r in range(3):
-                    ws[i, r] = w0[i, r] + (a * kw[stage - 1, i, r] if stage > 0 else 0.0)
-            seed_accelerations(model, qs, ws, ext_torque, k_scale, c_scale, 0.0, w, air)
-            bad = first_non_finite(omega_dot)
-            if bad >= 0:
-                qa[:] = qa0
-                omega[:] = w0
-                return step, bad
-            for i in range(n):
-                quat_rate(qs[i], ws[i], kq[stage, i])
-                for r in range(3):
-                    kw[stage, i, r] = omega_dot[i, r]
-        for i in range(n):
-            norm = 0.0
-            for r in range(4):
-                qa[i, r] = qa0[i, r] + h / 6.0 * (kq[0, i, r] + 2.0 * kq[1, i, r]
-                                                  + 2.0 * kq[2, i, r] + kq[3, i, r])
-                norm += qa[i, r] * qa[i, r]
-            norm = 1.0 / math.sqrt(norm)
-            for r in range(4):
-                qa[i, r] *= norm
-            for r in range(3):
-                omega[i, r] = w0[i, r] + h / 6.0 * (kw[0, i, r] + 2.0 * kw[1, i, r]
-                                                    + 2.0 * kw[2, i, r] + kw[3, i, r])
-        advance_wind(air[9], h)
-    return n_steps, -1
-
-
-@kernel
-def seed_rates(model, y, ext_torque, k_scale, c_scale, w, air, qa, omega, out):
-    """Time derivative of the flat state y = [qa (4N), ω (3N)] into out (7N,), for an ODE
-    solver: quaternions as vectors in R⁴ (``½ q ⊗ (0, ω)``), rates by Euler's equation.
-    qa (N, 4), omega (N, 3): scratch copies of the state."""
-    n = qa.shape[0]
-    for i in range(n):
-        for r in range(4):
-            qa[i, r] = y[4 * i + r]
-        for r in range(3):
-            omega[i, r] = y[4 * n + 3 * i + r]
-    seed_accelerations(model, qa, omega, ext_torque, k_scale, c_scale, 0.0, w, air)
-    omega_dot = w[-1]
-    for i in range(n):
-        quat_rate(qa[i], omega[i], out[4 * i:4 * i + 4])
-        for r in range(3):
-            out[4 * n + 3 * i + r] = omega_dot[i, r]
+            euler_acceleration(model.inertia_base[i], model.inertia_inv[i], omega[i],
+                               w.moment[i], w.vdot[i])
+        return w.vdot
+    _solve_tree_system(parent, model.mass, model.com_offset, model.inertia_base,
+                       model.stiffness, model.damping, model.gravity, w.C_IF, w.R_rel, omega,
+                       w.moment, system.k_scale, system.c_scale, theta_h, w.aero_damping,
+                       drag_theta_h, w.D, w.D_inv, w.U, w.L, w.b, w.vdot)
+    return w.vdot
 
 
 @kernel
@@ -516,14 +459,14 @@ def seed_prestressed_spring_rotations(tree, gravity: np.ndarray, k_scale: float)
 # -- the stepping object -------------------------------------------------------------------------
 
 class SeedDynamics:
-    """The seed model's compiled steps for a `Simulation` (its model-specific part).
+    """The seed model's part of a `Simulation`: its records and its state conversion.
 
     The simulation keeps its joint state ``sim.q`` (N, 4) and ``sim.v`` (N, 3) and all its
-    outputs; `step` converts them to absolute attitudes and rates, runs n compiled steps and
-    converts back. Reads from `sim`: ``q, v, dt, integrator, theta_method, spring_C_rel,
-    gravity, ext_torque, stiffness_scale, damping_scale`` and the aerodynamic tuple
-    ``sim._air()`` of the articulated step (``ext_force`` and the drag forces act at the bases
-    and have no moment about them in this model).
+    outputs; `load` converts them to the absolute attitudes ``qa`` and rates ``omega`` the
+    model's dynamics read, `store` converts back (the steppers of `integrators` run between).
+    Reads from `sim`: ``q, v, spring_C_rel, gravity, ext_torque, stiffness_scale,
+    damping_scale`` and its aerodynamic inputs ``sim.air()`` (``ext_force`` and the drag
+    forces act at the bases and have no moment about them in this model).
     """
 
     def __init__(self, tree, inertia_base: np.ndarray):
@@ -533,34 +476,21 @@ class SeedDynamics:
         self.inertia_inv = np.linalg.inv(self.inertia_base)
         self.qa = np.zeros((n, 4))          # absolute quaternions, limb → inertial
         self.omega = np.zeros((n, 3))       # rad/s, absolute body rates
+        self.work = SeedWork.zeros(n)
 
-        def vectors():
-            return np.zeros((n, 3))
-
-        def matrices():
-            return np.zeros((n, 3, 3))
-
-        self._C_IF = matrices()
-        self._R_rel = matrices()
-        # (C_IF, R_rel, tau, moment, D, D_inv, U, L, b, base, base_vel, omega_world,
-        #  mid, mid_vel, lever, wind_at_mid, aero_force, aero_torque, drag_jacobian,
-        #  aero_damping, total_torque, omega_dot): see `seed_accelerations`
-        self._work = (self._C_IF, self._R_rel, vectors(), vectors(), matrices(), matrices(),
-                      matrices(), matrices(), vectors(), vectors(), vectors(), vectors(),
-                      vectors(), vectors(), vectors(), vectors(), vectors(), vectors(),
-                      matrices(), matrices(), vectors(), vectors())
-        self._stages = (np.zeros((n, 4)), vectors(), np.zeros((n, 4)), vectors(),
-                        np.zeros((4, n, 4)), np.zeros((4, n, 3)))
-        self._scratch_q = np.zeros((n, 4))
-        self._scratch_w = vectors()
-
-    def model(self, sim) -> tuple:
+    def model(self, sim) -> SeedModel:
         """The static arrays handed to the kernels (spring rest rotations and gravity from
         `sim`, which prestress and the user may change)."""
         t = self.tree
-        return (t.parent, t.base_offset, t.mass, t.com_offset, self.inertia_base,
-                self.inertia_inv, t.stiffness, t.damping, sim.spring_C_rel,
-                np.asarray(sim.gravity, float))
+        return SeedModel(t.parent, t.base_offset, t.mass, t.com_offset, self.inertia_base,
+                         self.inertia_inv, t.stiffness, t.damping, sim.spring_C_rel,
+                         np.asarray(sim.gravity, float))
+
+    def system(self, sim, air: Air | None = None) -> SeedSystem:
+        """The record the steppers give `dynamics.accelerations` (air: ``sim.air()``)."""
+        return SeedSystem(self.model(sim), self.work, sim.air() if air is None else air,
+                          np.ascontiguousarray(sim.ext_torque, dtype=np.float64),
+                          float(sim.stiffness_scale), float(sim.damping_scale))
 
     def load(self, sim) -> None:
         """Absolute state from the simulation's joint state."""
@@ -570,71 +500,29 @@ class SeedDynamics:
         """The simulation's joint state from the absolute state."""
         absolute_to_joint(self.tree.parent, self.qa, self.omega, sim.q, sim.v)
 
-    def step(self, sim, n: int) -> tuple[int, int]:
-        """n steps of sim.dt with sim.integrator (implicit | rk4); returns (steps completed,
-        first limb with a non-finite rate or −1), the state left at the last finite step."""
-        self.load(sim)
-        model = self.model(sim)
-        if sim.integrator == "implicit":
-            done, bad = seed_implicit_steps(n, sim.dt, sim.theta_method, model, self.qa,
-                                            self.omega, sim.ext_torque, sim.stiffness_scale,
-                                            sim.damping_scale, self._work, sim._air())
-        elif sim.integrator == "rk4":
-            done, bad = seed_rk4_steps(n, sim.dt, model, self.qa, self.omega, sim.ext_torque,
-                                       sim.stiffness_scale, sim.damping_scale, self._work,
-                                       self._stages, sim._air())
-        else:
-            raise TreedynError(f"the seed model's own steppers are {', '.join(SEED_INTEGRATORS)}"
-                               f", not '{sim.integrator}'")
-        self.store(sim)
-        return done, bad
-
     def accelerations(self, sim, theta_h: float = 0.0) -> np.ndarray:
         """(N, 3) rad/s², body axes: dω/dt of the current state (theta_h = 0), or the
         θ-method's increments a for θh = theta_h."""
         self.load(sim)
-        seed_accelerations(self.model(sim), self.qa, self.omega, sim.ext_torque,
-                           sim.stiffness_scale, sim.damping_scale, float(theta_h), self._work,
-                           sim._air())
-        return self._work[-1].copy()
+        return seed_dynamics(self.system(sim), self.qa, self.omega, float(theta_h), 0.0).copy()
 
     def moments(self, sim) -> np.ndarray:
         """(N, 3) N m, body axes: the sum of the moments on each limb about its base."""
         self.accelerations(sim)
-        return self._work[3].copy()
+        return self.work.moment.copy()
 
     def root_moment(self, sim) -> np.ndarray:
         """(3,) N m, inertial axes: the moment the root joint (seed spring + damper) exerts on
         the root limb."""
         self.accelerations(sim)
-        return self._C_IF[0] @ self._work[2][0]
+        return self.work.C_IF[0] @ self.work.tau[0]
 
     def energies(self, sim) -> tuple[float, float, float]:
         """(kinetic, gravity potential, spring potential) of the seed model, J (module
         docstring: what it conserves)."""
         self.load(sim)
-        t = self.tree
-        seed_pose(t.parent, self.qa, self._C_IF, self._R_rel)
+        t, w = self.tree, self.work
+        seed_pose(t.parent, self.qa, w.C_IF, w.R_rel)
         return seed_energies(t.mass, t.com_offset, self.inertia_base, t.stiffness,
                              sim.spring_C_rel, np.asarray(sim.gravity, float), t.rest_base,
-                             sim.stiffness_scale, self._C_IF, self._R_rel, self.omega)
-
-    # -- flat state for an ODE solver (reference_integrator) -----------------------------------
-
-    def state_vector(self, sim) -> np.ndarray:
-        """y = [qa (4N), ω (3N)] of the simulation's current state."""
-        self.load(sim)
-        return np.concatenate([self.qa.ravel(), self.omega.ravel()])
-
-    def set_state_vector(self, sim, y: np.ndarray) -> None:
-        """The simulation's joint state from y (quaternions normalised)."""
-        n = self.tree.n
-        self.qa[:] = y[:4 * n].reshape(n, 4)
-        self.qa /= np.linalg.norm(self.qa, axis=1, keepdims=True)
-        self.omega[:] = y[4 * n:].reshape(n, 3)
-        self.store(sim)
-
-    def rates(self, sim, y: np.ndarray, out: np.ndarray, air) -> None:
-        """dy/dt of the flat state y into out; air: `sim._air()`, taken once per solve."""
-        seed_rates(self.model(sim), y, sim.ext_torque, sim.stiffness_scale, sim.damping_scale,
-                   self._work, air, self._scratch_q, self._scratch_w, out)
+                             sim.stiffness_scale, w.C_IF, w.R_rel, self.omega)

@@ -1,10 +1,12 @@
 """The one stepping API used by `treedyn run`, the benchmarks and the app.
 
-A `Simulation` holds the static model (the tree's arrays), the changing state
-(joint quaternions ``q`` and joint rates ``v``, breadth-first order) and the
-settings that may change between any two steps (stiffness and damping scales,
-integrator, time step, external loads). `step(n)` runs n steps in compiled
-code; `snapshot()` returns a cheap read-only copy for display.
+A `Simulation` is a facade over three parts: the static `model.Model` built from the
+preset (``static_model``: the tree's arrays, gravity, inertias), the changing `State`
+(``state``: joint quaternions ``q``, joint rates ``v``, breadth-first order, the time and
+the wind's state) and the settings that may change between any two steps (stiffness and
+damping scales, integrator, time step, external loads, the wind's targets). `step(n)` runs
+n steps of an `integrators` stepper over the model's `dynamics` in compiled code;
+`snapshot()` returns a cheap read-only copy for display.
 """
 
 from __future__ import annotations
@@ -16,16 +18,19 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import so3
-from .aero import drag_loads, midpoints
-from .articulated import Workspace, forward_kinematics, limb_tips, mechanical_energy
+from .aero import Air, drag_loads, midpoints
+from .articulated import (ArticulatedModel, Workspace, forward_kinematics, limb_tips,
+                          mechanical_energy)
 from .compile_notice import announce_if_slow
+from .dynamics import ArticulatedSystem
 from .errors import SimulationDiverged, TreedynError
-from .integrators import implicit_steps, joint_torques, rk4_steps
+from .integrators import RK4Stages, rk4_steps, theta_steps
+from .joints import joint_torques
 from .prestress import prestressed_spring_rotations
 from .reference_integrator import DEFAULT_ATOL, DEFAULT_RTOL, dop853_steps
 from .seed_model import SeedDynamics, seed_prestressed_spring_rotations
 from .stability import RK4_STABILITY, SAFETY, fastest_rate
-from .tree import Tree, build_tree
+from .model import Model
 from .wind import DIRECTION, INTENSITY, SPEED, TARGET, WindField
 
 INTEGRATORS = ("implicit", "rk4", "dop853")
@@ -51,6 +56,37 @@ class Snapshot:
         return self.kinetic + self.potential
 
 
+@dataclass
+class State:
+    """Everything of a simulation that changes as it steps (the rest is its static model and
+    settings): joint quaternions q (N, 4) child → parent and rates v (N, 3) rad/s in the
+    child's axes, breadth-first order; the time, s; the wind field's state (`wind.STATE_SIZE`,),
+    the same array as `WindField.state`. The arrays are updated in place."""
+
+    q: np.ndarray
+    v: np.ndarray
+    time: float
+    wind: np.ndarray
+
+    def copy(self) -> "State":
+        return State(self.q.copy(), self.v.copy(), self.time, self.wind.copy())
+
+    def assign(self, other: "State") -> None:
+        """Take other's values into this state's arrays (they stay the same objects)."""
+        self.q[:], self.v[:], self.wind[:] = other.q, other.v, other.wind
+        self.time = other.time
+
+
+def _loads(array: np.ndarray) -> np.ndarray:
+    """An external load array as the kernels type it: (N, 3) C-contiguous float64."""
+    return np.ascontiguousarray(array, dtype=np.float64)
+
+
+def _part(owner: str, name: str, doc: str) -> property:
+    """A read-only property of `Simulation` that reads ``self.<owner>.<name>``."""
+    return property(lambda self: getattr(getattr(self, owner), name), doc=doc)
+
+
 class Simulation:
     """A tree in motion: `Simulation(preset)` with a `preset.Preset` (or anything with `.data`
     and `.error`), or `Simulation.from_data(data)` with a validated preset dict."""
@@ -61,10 +97,9 @@ class Simulation:
         self.rtol = DEFAULT_RTOL if rtol is None else float(rtol)   # dop853 tolerances
         self.atol = DEFAULT_ATOL if atol is None else float(atol)
         sim = self.data["simulation"]
-        self.tree: Tree = build_tree(self.data, getattr(preset, "error", None))
-        self.gravity = np.array(sim["gravity"], dtype=float)
+        # the static model (`Model`); tree, gravity, inertia_base and prestress read it
+        self.static_model = Model.from_data(self.data, getattr(preset, "error", None))
         self.theta_method = float(sim["implicit_theta"])
-        self.prestress = bool(sim["prestress"])
         self.stiffness_scale = float(self.data["tuning"]["stiffness_scale"])
         self.damping_scale = float(self.data["tuning"]["damping_scale"])
         self.dt = float(dt if dt is not None else sim["dt"])
@@ -72,33 +107,23 @@ class Simulation:
         self.model = model or sim["model"]
         self._check_choice("integrator", self.integrator, INTEGRATORS)
         self._check_choice("model", self.model, MODELS)
-        self._initial_state = self._resolve_initial_state(preset)
 
         tree = self.tree
         n = tree.n
-        c = tree.com_offset
-        cc = np.einsum("ni,nj->nij", c, c)
-        parallel_axis = (np.einsum("ni,ni->n", c, c)[:, None, None] * np.eye(3) - cc)
-        self.inertia_base = tree.inertia_com + tree.mass[:, None, None] * parallel_axis
         self.spring_C_rel = tree.spring_C_rel.copy()
         self.ext_force = np.zeros((n, 3))
         self.ext_torque = np.zeros((n, 3))
-        self.q = np.zeros((n, 4))
-        self.v = np.zeros((n, 3))
-        self.time = 0.0
-        self._workspace = Workspace(n)
-        self._stale = False
-        self._rk4_stages = (np.zeros((n, 4)), np.zeros((n, 3)), np.zeros((n, 4)),
-                            np.zeros((n, 3)), np.zeros((4, n, 4)), np.zeros((4, n, 3)))
-        self._warm: set[str] = set()
-        self._seed = SeedDynamics(tree, self.inertia_base) if self.model == "seed" else None
         self.wind = WindField(self.data["wind"])
-        self._wind_work = np.zeros((7, self.wind.mode_phase.shape[0]))
-        wind = self.data["wind"]
-        # Drag needs air and a coefficient; "wind off" in the sense of docs/design.md §3 (no aerodynamic
-        # force at all, still-air damping included) is zero drag coefficients.
-        self.aerodynamics = bool(wind["drag_coefficient"] > 0 or (
-            wind["leaf_drag_coefficient"] > 0 and self.tree.leaf_area.any()))
+        self.state = State(np.zeros((n, 4)), np.zeros((n, 3)), 0.0, self.wind.state)
+        self._workspace = Workspace.zeros(n)
+        self._stale = False
+        self._rk4_stages = RK4Stages.zeros(n)
+        self._warm: set[str] = set()
+        self._entries: dict = {}   # compiled stepper → its entry point for our records (`_call`)
+        self._seed = SeedDynamics(tree, self.inertia_base) if self.model == "seed" else None
+        # Whether the steps compute aerodynamic loads: the model's drag (no drag is "wind off"
+        # in the sense of docs/design.md §3); the benchmarks switch it off to time the rest.
+        self.aerodynamics = self.static_model.has_drag
         with announce_if_slow():
             self.reset()
             self.energies()
@@ -120,18 +145,12 @@ class Simulation:
             raise TreedynError(f"{what} '{value}' is not available (choose from "
                                f"{', '.join(allowed)})")
 
-    def _resolve_initial_state(self, preset) -> list[tuple[int, np.ndarray, np.ndarray]]:
-        out = []
-        for k, entry in enumerate(self.data.get("initial_state") or []):
-            name = entry["limb"]
-            if name not in self.tree.index_of:
-                message = f"no limb named '{name}'"
-                error = getattr(preset, "error", None)
-                raise (error(f"initial_state[{k}].limb", message) if error
-                       else TreedynError(f"initial_state[{k}].limb: {message}"))
-            out.append((self.tree.index_of[name], np.radians(entry["rotation_deg"]),
-                        np.array(entry["angular_velocity"], dtype=float)))
-        return out
+    # the static model's parts (`static_model`)
+    tree = _part("static_model", "tree", "The limbs' static arrays (`tree.Tree`).")
+    gravity = _part("static_model", "gravity", "(3,) m/s², inertial.")
+    inertia_base = _part("static_model", "inertia_base",
+                         "(N, 3, 3) kg m², each limb's inertia about its base, limb axes.")
+    prestress = _part("static_model", "prestress", "The preset asks for prestressed springs.")
 
     def preset_data(self) -> dict:
         """A complete preset dict that loads to this simulation: the preset's data with the
@@ -168,29 +187,45 @@ class Simulation:
         """The spring rest rotations are computed (prestress on, none given in the preset)."""
         return self.prestress and not self.tree.spring_given.any()
 
-    # -- model arrays handed to the compiled kernels ------------------------------------------
+    # -- the records handed to the compiled kernels (`dynamics`) ------------------------------
 
-    def _model(self):
+    def articulated_model(self) -> ArticulatedModel:
+        """The articulated model's constant arrays (the springs' rest rotations in force)."""
         t = self.tree
-        return (t.parent, t.base_offset, t.mass, t.com_offset, self.inertia_base, t.stiffness,
-                t.damping, self.spring_q, self.gravity)
+        return ArticulatedModel(t.parent, t.base_offset, t.mass, t.com_offset,
+                                self.inertia_base, t.stiffness, t.damping, self.spring_q,
+                                self.gravity)
 
-    def _work_tuple(self):
-        w = self._workspace
-        return (w.C_IF, w.base, w.omega, w.base_vel, w.omega_rel, w.theta, w.tau,
-                w.IA_A, w.IA_B, w.IA_C, w.pA_w, w.pA_f, w.c_w, w.c_f, w.D_inv, w.u, w.acc_w,
-                w.acc_f, w.sub_m, w.sub_h, w.sub_fw, w.sub_fh, w.sub_f, w.mid,
-                w.mid_vel, w.lever, w.wind_at_mid, w.aero_force, w.aero_torque, w.drag_jacobian,
-                w.total_force, w.total_torque, w.vdot)
-
-    def _air(self):
+    def air(self) -> Air:
         """The aerodynamic inputs of the step kernels (aerodynamics off: wind and drag off)."""
-        t, wind, f = self.tree, self.data["wind"], self.wind
-        return (self.aerodynamics, t.length, t.radius, t.leaf_area, t.u,
-                float(wind["air_density"]), float(wind["drag_coefficient"]),
-                float(wind["leaf_drag_coefficient"]), float(wind["vogel_exponent"]), f.state,
-                f.reference_height, f.profile_exponent, f.mode_k, f.mode_amp, f.mode_phase,
-                self._wind_work)
+        t, wind = self.tree, self.data["wind"]
+        return Air(bool(self.aerodynamics), t.length, t.radius, t.leaf_area, t.u,
+                   float(wind["air_density"]), float(wind["drag_coefficient"]),
+                   float(wind["leaf_drag_coefficient"]), float(wind["vogel_exponent"]),
+                   self.wind.inputs())
+
+    def system(self, air: Air | None = None) -> ArticulatedSystem:
+        """The articulated model's record for the steppers (`dynamics.accelerations`), with
+        the loads and scales in force; its work arrays are `workspace`'s."""
+        return ArticulatedSystem(self.articulated_model(), self._workspace,
+                                 self.air() if air is None else air, _loads(self.ext_force),
+                                 _loads(self.ext_torque), float(self.stiffness_scale),
+                                 float(self.damping_scale))
+
+    # -- the state (`State`): joint quaternions and rates, time, the wind's state --------------
+
+    q = _part("state", "q", "(N, 4) joint quaternions, child → parent, breadth-first order "
+                            "(change it in place).")
+    v = _part("state", "v", "(N, 3) rad/s, joint rates in the child's axes (change it in place).")
+
+    @property
+    def time(self) -> float:
+        """s, simulated time since the last reset (`state.time`)."""
+        return self.state.time
+
+    @time.setter
+    def time(self, value: float) -> None:
+        self.state.time = float(value)
 
     # -- state ---------------------------------------------------------------------------------
 
@@ -208,7 +243,7 @@ class Simulation:
             self.spring_C_rel = self.tree.spring_C_rel.copy()
         R = self.tree.rest_C_rel.copy()
         self.v[:] = 0.0
-        for i, rotation, rate in self._initial_state:
+        for i, rotation, rate in self.static_model.initial_state:
             R[i] = R[i] @ so3.exp(rotation)
             self.v[i] = rate
         self.q[:] = so3.quats_from_matrices(R)
@@ -233,12 +268,11 @@ class Simulation:
         simulation: one step is taken and undone."""
         if self.integrator in self._warm:
             return
-        saved = (self.q.copy(), self.v.copy(), self.time, self.wind.state.copy())
+        saved = self.state.copy()
         try:
             self.step(1)
         finally:
-            self.q[:], self.v[:], self.time = saved[0], saved[1], saved[2]
-            self.wind.state[:] = saved[3]
+            self.state.assign(saved)
             self._kinematics()
 
     def _step(self, n: int) -> None:
@@ -248,17 +282,21 @@ class Simulation:
         before = None if compiled else (self.q.copy(), self.v.copy())
         if self.integrator == "dop853":
             done, bad = dop853_steps(self, n)
-        elif self._seed is not None:
-            done, bad = self._seed.step(self, n)
-        elif self.integrator == "implicit":
-            done, bad = implicit_steps(n, self.dt, self.theta_method, self._model(), self.q,
-                                       self.v, self.ext_force, self.ext_torque,
-                                       self.stiffness_scale, self.damping_scale,
-                                       self._work_tuple(), self._air())
         else:
-            done, bad = rk4_steps(n, self.dt, self._model(), self.q, self.v, self.ext_force,
-                                  self.ext_torque, self.stiffness_scale, self.damping_scale,
-                                  self._work_tuple(), self._rk4_stages, self._air())
+            seed = self._seed
+            if seed is None:
+                system, q, v = self.system(), self.q, self.v
+            else:
+                seed.load(self)   # the seed model steps absolute attitudes and rates
+                system, q, v = seed.system(self), seed.qa, seed.omega
+            if self.integrator == "implicit":
+                done, bad = self._call(theta_steps, system, n, float(self.dt),
+                                       float(self.theta_method), q, v)
+            else:
+                done, bad = self._call(rk4_steps, system, n, float(self.dt), q, v,
+                                       self._rk4_stages)
+            if seed is not None:
+                seed.store(self)
         self.time += done * self.dt
         if bad >= 0:
             if done == 0 and before is not None:
@@ -271,11 +309,34 @@ class Simulation:
         self._stale = True  # outputs recompute the kinematics of the new state when read
 
     @property
-    def _work(self) -> Workspace:
-        """The work arrays, with the kinematics (poses, velocities) of the current state."""
+    def workspace(self) -> Workspace:
+        """The articulated model's work arrays, with the kinematics (poses, velocities) of the
+        current state; the other arrays hold what the last step's last stage computed."""
         if self._stale:
             self._kinematics()
         return self._workspace
+
+    _work = workspace  # the name the tests of earlier versions read
+
+    def _call(self, stepper, *args):
+        """stepper(*args), after the first call through the compiled entry point directly.
+
+        numba's dispatcher checks the types of the ~70 named arrays of a system record on
+        every call (≈ 8 µs, 3 % of a 1,000-limb step); a simulation's records keep their
+        types (its own C-contiguous float64 arrays, scalars made float or bool in `system`),
+        so the machine code the first call finds serves every later one."""
+        entry = self._entries.get(stepper)
+        if entry is not None:
+            return entry(*args)
+        result = stepper(*args)
+        signature = tuple(stepper.typeof_pyval(arg) for arg in args)
+        self._entries[stepper] = stepper.overloads[signature].entry_point
+        return result
+
+    def state_changed(self) -> None:
+        """Say that q or v were changed in place: the outputs recompute the poses and
+        velocities when next read."""
+        self._stale = True
 
     def _kinematics(self) -> None:
         self._stale = False
@@ -400,14 +461,13 @@ class Simulation:
         t, w = self.tree, self._work
         if not self.aerodynamics:
             return np.zeros((t.n, 3))
+        air = self.air()
         midpoints(w.C_IF, w.base, w.omega, w.base_vel, t.length, t.u, w.mid, w.mid_vel, w.lever)
         self.wind.velocity_at(w.mid, w.wind_at_mid)
-        wind = self.data["wind"]
         force, torque = np.empty((t.n, 3)), np.empty((t.n, 3))
         drag_loads(w.wind_at_mid, w.mid_vel, w.lever, t.length, t.radius, t.leaf_area,
-                   float(wind["air_density"]), float(wind["drag_coefficient"]),
-                   float(wind["leaf_drag_coefficient"]), float(wind["vogel_exponent"]), False,
-                   force, torque, w.drag_jacobian)
+                   air.air_density, air.drag_coefficient, air.leaf_drag_coefficient,
+                   air.vogel_exponent, False, force, torque, w.drag_jacobian)
         return force
 
     def root_moment(self) -> np.ndarray:

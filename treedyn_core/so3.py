@@ -38,11 +38,17 @@ def hat_into(w, out):
     out[2, 2] = 0.0
 
 
+@kernel(inline="always")
+def _angle(theta):
+    """(φ², φ) of a rotation vector theta, rad."""
+    phi2 = theta[0] * theta[0] + theta[1] * theta[1] + theta[2] * theta[2]
+    return phi2, math.sqrt(phi2)
+
+
 @kernel
 def exp(theta):
     """Rotation matrix exp(theta^×) (3, 3) of a rotation vector theta (rad)."""
-    phi2 = theta[0] * theta[0] + theta[1] * theta[1] + theta[2] * theta[2]
-    phi = math.sqrt(phi2)
+    phi2, phi = _angle(theta)
     if phi < _SMALL:
         a = 1.0 - phi2 / 6.0
         b = 0.5 - phi2 / 24.0
@@ -103,20 +109,25 @@ def log_into(R, out):
         out[i] *= sign * phi / norm
 
 
+@kernel(inline="always")
+def _hat_and_square(theta):
+    """(θ^×, (θ^×)²) as (3, 3) arrays."""
+    T = np.empty((3, 3))
+    hat_into(theta, T)
+    return T, T @ T
+
+
 @kernel
 def right_jacobian(theta):
     """Right Jacobian J_r(theta) (3, 3): exp((θ + δ)^×) ≈ exp(θ^×) exp((J_r δ)^×)."""
-    phi2 = theta[0] * theta[0] + theta[1] * theta[1] + theta[2] * theta[2]
-    phi = math.sqrt(phi2)
+    phi2, phi = _angle(theta)
     if phi < _SMALL:
         a = 0.5 - phi2 / 24.0
         b = 1.0 / 6.0 - phi2 / 120.0
     else:
         a = (1.0 - math.cos(phi)) / phi2
         b = (phi - math.sin(phi)) / (phi2 * phi)
-    T = np.empty((3, 3))
-    hat_into(theta, T)
-    T2 = T @ T
+    T, T2 = _hat_and_square(theta)
     out = np.eye(3)
     for i in range(3):
         for j in range(3):
@@ -127,15 +138,12 @@ def right_jacobian(theta):
 @kernel
 def right_jacobian_inverse(theta):
     """Inverse right Jacobian J_r⁻¹(theta) (3, 3): θ̇ = J_r⁻¹(θ) ω for R(θ)̇ = R ω^×."""
-    phi2 = theta[0] * theta[0] + theta[1] * theta[1] + theta[2] * theta[2]
-    phi = math.sqrt(phi2)
+    phi2, phi = _angle(theta)
     if phi < _SMALL:
         b = 1.0 / 12.0 + phi2 / 720.0
     else:
         b = 1.0 / phi2 - (1.0 + math.cos(phi)) / (2.0 * phi * math.sin(phi))
-    T = np.empty((3, 3))
-    hat_into(theta, T)
-    T2 = T @ T
+    T, T2 = _hat_and_square(theta)
     out = np.eye(3)
     for i in range(3):
         for j in range(3):
@@ -180,16 +188,37 @@ def quat_advance(q, theta):
         phi = math.sqrt(phi2)
         s = math.sin(0.5 * phi) / phi
         pw = math.cos(0.5 * phi)
-    px, py, pz = s * theta[0], s * theta[1], s * theta[2]
-    w = q[0] * pw - q[1] * px - q[2] * py - q[3] * pz
-    x = q[0] * px + q[1] * pw + q[2] * pz - q[3] * py
-    y = q[0] * py - q[1] * pz + q[2] * pw + q[3] * px
-    z = q[0] * pz + q[1] * py - q[2] * px + q[3] * pw
+    quat_store_normalised(quat_mul(q, (pw, s * theta[0], s * theta[1], s * theta[2])), q)
+
+
+@kernel(inline="always")
+def quat_mul(a, b):
+    """a ⊗ b of quaternions [w, x, y, z] (arrays or tuples), as a tuple."""
+    return (a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3],
+            a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2],
+            a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1],
+            a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0])
+
+
+@kernel(inline="always")
+def quat_conj_mul(a, b):
+    """conj(a) ⊗ b of quaternions [w, x, y, z] (arrays or tuples), as a tuple: the rotation
+    from b's frame to a's when both map to a common one."""
+    return (a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3],
+            a[0] * b[1] - a[1] * b[0] - a[2] * b[3] + a[3] * b[2],
+            a[0] * b[2] + a[1] * b[3] - a[2] * b[0] - a[3] * b[1],
+            a[0] * b[3] - a[1] * b[2] + a[2] * b[1] - a[3] * b[0])
+
+
+@kernel(inline="always")
+def quat_store_normalised(q, out):
+    """out (4,) = q / |q| for a quaternion q (tuple or array)."""
+    w, x, y, z = q[0], q[1], q[2], q[3]
     n = 1.0 / math.sqrt(w * w + x * x + y * y + z * z)
-    q[0] = w * n
-    q[1] = x * n
-    q[2] = y * n
-    q[3] = z * n
+    out[0] = w * n
+    out[1] = x * n
+    out[2] = y * n
+    out[3] = z * n
 
 
 @kernel
@@ -313,3 +342,12 @@ def quat_rate(q, w, out):
     out[1] = 0.5 * (q[0] * w[0] + q[2] * w[2] - q[3] * w[1])
     out[2] = 0.5 * (q[0] * w[1] - q[1] * w[2] + q[3] * w[0])
     out[3] = 0.5 * (q[0] * w[2] + q[1] * w[1] - q[2] * w[0])
+
+
+def hat_many(w: np.ndarray) -> np.ndarray:
+    """(..., 3, 3) cross-product matrices w^× of vectors (..., 3) (numpy, vectorised)."""
+    out = np.zeros(w.shape[:-1] + (3, 3))
+    out[..., 0, 1], out[..., 0, 2] = -w[..., 2], w[..., 1]
+    out[..., 1, 0], out[..., 1, 2] = w[..., 2], -w[..., 0]
+    out[..., 2, 0], out[..., 2, 1] = -w[..., 1], w[..., 0]
+    return out

@@ -264,7 +264,7 @@ def _tree_from_limbs(limbs: list[dict], material: dict, root_position: np.ndarra
     spring_C_rel[given] = so3.exp_many(np.radians(
         [_vec(ordered[i]["spring_rest_rotation_deg"]) for i in given]))
 
-    rest_C_IF, rest_base = _rest_pose(parent, level_start, rest_C_rel, base_offset)
+    rest_C_IF, rest_base = pose_by_levels(parent, level_start, rest_C_rel, base_offset)
     rest_tip = rest_base + length[:, None] * np.einsum("nij,nj->ni", rest_C_IF, u)
 
     stiffness = _stiffness(ordered, material, parent, child_count, length, radius, u)
@@ -285,8 +285,10 @@ def _tree_from_limbs(limbs: list[dict], material: dict, root_position: np.ndarra
     )
 
 
-def _rest_pose(parent, level_start, C_rel, base_offset):
-    """Rest orientations (limb → inertial) and base positions, one depth level at a time."""
+def pose_by_levels(parent, level_start, C_rel, base_offset):
+    """Orientations C_IF (N, 3, 3) limb → inertial and base positions (N, 3) m, inertial, of
+    the tree posed with joint rotations C_rel (N, 3, 3) child → parent axes (the rest pose
+    with the rest rotations); one vectorised sweep per depth level."""
     n = len(parent)
     C_IF = np.empty((n, 3, 3))
     base = np.empty((n, 3))

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -187,7 +187,7 @@ def balanced_signs(weights):
     return signs
 
 
-@njit(cache=True, nogil=True)
+@kernel(inline="always", fastmath=False)
 def _ramp(state, index, dt):
     """Move setting ``index`` of the state linearly toward its target for dt s."""
     remaining = state[index + REMAINING]
@@ -199,12 +199,13 @@ def _ramp(state, index, dt):
         state[index + REMAINING] = remaining - dt
 
 
-@njit(cache=True, nogil=True)
+@kernel(fastmath=False)
 def advance_wind(state, dt):
     """Advance the wind state (`STATE_SIZE`,) by dt s: time, ramps, then advection.
 
     The advection integrates the reference speed by the trapezoid rule, exact
-    for a linear ramp, so the pattern's position is continuous in time.
+    for a linear ramp, so the pattern's position is continuous in time. Strict IEEE
+    arithmetic (no fastmath): the clock and the advection add up over a whole run.
     """
     speed_old = state[SPEED]
     _ramp(state, SPEED, dt)
@@ -216,6 +217,25 @@ def advance_wind(state, dt):
         state[DIRECTION + TARGET] = state[DIRECTION]
     state[ADVECTION] += 0.5 * (speed_old + state[SPEED]) * dt
     state[TIME] += dt
+
+
+class WindInputs(NamedTuple):
+    """What the step kernels read of a `WindField` (`WindField.inputs`), by name."""
+
+    state: np.ndarray            # (`STATE_SIZE`,) the wind state, advanced by the steppers
+    reference_height: float      # z_ref, m
+    profile_exponent: float      # α
+    mode_k: np.ndarray           # (3, M) rad/m
+    mode_amp: np.ndarray         # (3, M)
+    mode_phase: np.ndarray       # (M,) rad
+    work: np.ndarray             # (7, M) scratch
+
+
+@kernel(inline="always")
+def wind_at(points, wind, out):
+    """`wind_velocity` of a `WindInputs` record at points (P, 3) m into out (P, 3) m/s."""
+    wind_velocity(points, wind.state, wind.reference_height, wind.profile_exponent, wind.mode_k,
+                  wind.mode_amp, wind.mode_phase, wind.work, out)
 
 
 @kernel
@@ -406,6 +426,11 @@ class WindField:
         wind_velocity(points, self.state, self.reference_height, self.profile_exponent,
                       self.mode_k, self.mode_amp, self.mode_phase, self._work, out)
         return out
+
+    def inputs(self) -> WindInputs:
+        """The field as the step kernels read it (its state is advanced in place by them)."""
+        return WindInputs(self.state, self.reference_height, self.profile_exponent, self.mode_k,
+                          self.mode_amp, self.mode_phase, self._work)
 
     def mean_velocity(self, z):
         """Mean wind velocity (..., 3) m/s, inertial, at heights ``z`` (...,) m, now."""
