@@ -5,6 +5,7 @@
     treedyn modes PRESET ...              natural frequencies and mode shapes
     treedyn expand PRESET OUT.yaml        a preset as an explicit limb list
     treedyn bench [performance|accuracy|frames] [--json] [--sizes N,...] [--repeat K]
+    treedyn study STUDY.yaml [--out DIR] [--workers N | --scheduler ADDRESS] [--plot]
 
 Bad input gives one line on stderr and exit status 2, never a traceback.
 Only the app subcommand imports Qt; everything else stays headless.
@@ -21,7 +22,7 @@ from .errors import TreedynError
 from .schema import GENERATOR
 
 EXIT_BAD_INPUT = 2
-COMMANDS = ("run", "modes", "expand", "bench")
+COMMANDS = ("run", "modes", "expand", "bench", "study")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -125,6 +126,20 @@ def _parsers() -> dict[str, argparse.ArgumentParser]:
                        help="performance: measure every size in K passes and give the medians "
                        "and the range of each time per step over them (default 1)")
     parsers["bench"] = bench
+
+    study = _Parser(prog="treedyn study", description="Run a study (a grid and/or random "
+                    "samples of preset keys) on Dask and write one row per run to "
+                    "DIR/results.parquet; rerun to resume (docs/studies.md).")
+    study.add_argument("study", metavar="STUDY.yaml", help="study file")
+    study.add_argument("--out", metavar="DIR", help="output folder (default: the study's name)")
+    where = study.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=_positive_int, metavar="N",
+                       help="local worker processes, one thread each (default: the CPU count)")
+    where.add_argument("--scheduler", metavar="ADDRESS",
+                       help="an existing Dask scheduler, e.g. tcp://10.0.0.5:8786")
+    study.add_argument("--plot", action="store_true", help="write the wind-load and fragility "
+                       "figures (PNG) to DIR and print the critical wind speed")
+    parsers["study"] = study
     return parsers
 
 
@@ -193,6 +208,26 @@ def _cmd_bench(args) -> int:
     return 0
 
 
+def _cmd_study(args) -> int:
+    from .study_file import load_study
+
+    study = load_study(args.study)  # every problem before any folder or worker exists
+    if args.plot and "wind.speed" not in study.axes:
+        raise TreedynError(f"{args.study}: --plot needs wind.speed among the axes")
+    from .study import run_study
+    from .study_report import report
+
+    out = Path(args.out) if args.out else Path(study.name)
+    try:
+        outcome = run_study(study, out, workers=args.workers, scheduler=args.scheduler)
+    except KeyboardInterrupt:
+        print(f"treedyn study: interrupted; the rows finished are in {out}/results.parquet, "
+              "rerun the same command to resume", file=sys.stderr)
+        return 130
+    print(report(study, out, outcome, plot=args.plot))
+    return 0
+
+
 def _cmd_app(args) -> int:
     from app.main import run as run_app
 
@@ -206,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     command = argv[0] if argv and argv[0] in COMMANDS else "app"
     rest = argv[1:] if command != "app" else argv
     handlers = {"run": _cmd_run, "modes": _cmd_modes, "expand": _cmd_expand,
-                "bench": _cmd_bench, "app": _cmd_app}
+                "bench": _cmd_bench, "study": _cmd_study, "app": _cmd_app}
     try:
         args = parsers[command].parse_args(rest)
         return handlers[command](args)

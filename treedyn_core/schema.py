@@ -129,6 +129,11 @@ MATERIAL: dict[str, Field] = {
                            min_open=True, max=0.5),
     "damping_ratio": Field("float", 0.05, "ζ per joint axis: c_i = 2ζ·sqrt(k_i·J_ii)", min=0.0,
                            max=10.0),
+    "modulus_of_rupture": Field("float", 4.0e7, "bending strength MOR of the green wood, for the "
+                                "stem's breaking moment (π/32)·MOR·DBH³ in studies; default: "
+                                "mid-range of ForestGALES' species values (34–65 MPa, e.g. "
+                                "Norway spruce 36, Scots pine 46, oak 59; Hale et al. 2015)",
+                                "Pa", min=0.0, min_open=True),
 }
 
 INITIAL_STATE_ENTRY: dict[str, Field] = {
