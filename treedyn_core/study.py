@@ -14,8 +14,11 @@ import dataclasses
 import json
 import logging
 import os
+import signal
 import sys
+import threading
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, TextIO
@@ -109,9 +112,18 @@ def _connect(workers: int | None, scheduler: str | None):
     if scheduler:
         client = Client(scheduler)
         return client, [client]
-    cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,
-                           processes=True, dashboard_address=":0",
-                           silence_logs=logging.ERROR)
+    # Worker processes started while SIGINT is ignored keep ignoring it (and Python installs
+    # no KeyboardInterrupt handler in them): a terminal's Ctrl-C reaches only this process,
+    # which then writes its rows and closes the cluster.
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main_thread else None
+    try:
+        cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,
+                               processes=True, dashboard_address=":0",
+                               silence_logs=logging.ERROR)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
     client = Client(cluster)
     return client, [cluster, client]
 
@@ -135,8 +147,10 @@ def _drive(client, specs: list[RunSpec], folder: ResultsFolder, n_workers: int,
     by_key: dict[str, RunSpec] = {}
 
     def submit(spec: RunSpec):
-        by_key[f"treedyn-run-{spec.key}"] = spec
-        return client.submit(run_row, spec, key=f"treedyn-run-{spec.key}", pure=False)
+        # A fresh task key per submission: a resumed run never meets its cancelled namesake.
+        key = f"treedyn-run-{spec.key}-{uuid.uuid4().hex[:8]}"
+        by_key[key] = spec
+        return client.submit(run_row, spec, key=key, pure=False)
 
     first = [submit(spec) for _, spec in zip(range(window), pending)]
     stream = as_completed(first)

@@ -99,6 +99,8 @@ def load_study(path: str | Path) -> Study:
     if not path.is_file():
         raise TreedynError(f"{path}: no such study file")
     raw, marks = _read_yaml(_read_text(path), path.name)
+    # The reader quotes keys that are not identifiers (grid.'wind.speed'); errors name them plain.
+    marks.update({key.replace("'", ""): line for key, line in list(marks.items())})
     fail = lambda key, message: _error(path.name, marks, key, message)  # noqa: E731
     for key in raw:
         if key not in TOP_KEYS:
