@@ -115,9 +115,9 @@ def _parsers() -> dict[str, argparse.ArgumentParser]:
     parsers["expand"] = expand
 
     bench = _Parser(prog="treedyn bench", description="Benchmarks: performance, accuracy, "
-                    "frames.")
+                    "frames, study (Dask throughput, overhead, scheduler memory).")
     bench.add_argument("which", nargs="?", default="performance",
-                       choices=("performance", "accuracy", "frames"))
+                       choices=("performance", "accuracy", "frames", "study"))
     bench.add_argument("--json", action="store_true")
     bench.add_argument("--sizes", type=_sizes, metavar="N,N,...", help="performance and frames: "
                        "tree sizes in limbs (defaults 10,100,1000,10000,30000,100000 and "
@@ -201,6 +201,10 @@ def _cmd_bench(args) -> int:
         from .bench_accuracy import main as accuracy
 
         print(accuracy(as_json=args.json))
+    elif args.which == "study":
+        from .bench_study import main as study_bench
+
+        print(study_bench(as_json=args.json))
     else:
         from app.bench_frames import SIZES, run  # the app's own canvas, on the current display
 
