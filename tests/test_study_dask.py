@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 
+import cloudpickle
 import psutil
 import pyarrow.parquet as pq
 import pytest
@@ -35,8 +36,11 @@ def _study(tmp_path, name="s24", duration=0.25):
 
 
 def _children():
+    """Live child processes, less multiprocessing's resource tracker (one per parent process,
+    started on the first spawn; it ends with its parent)."""
     return [p for p in psutil.Process().children(recursive=True) if p.is_running()
-            and p.status() != psutil.STATUS_ZOMBIE]
+            and p.status() != psutil.STATUS_ZOMBIE
+            and "resource_tracker" not in " ".join(p.cmdline())]
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +55,8 @@ def client():
     deadline = time.monotonic() + 20
     while {p.pid for p in _children()} - before and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert not {p.pid for p in _children()} - before, "worker processes left behind"
+    left = [p.cmdline() for p in _children() if p.pid not in before]
+    assert not left, f"processes left behind: {left}"
 
 
 def _rows_by_key(folder):
@@ -75,6 +80,24 @@ def test_rows_on_dask_equal_the_runs_done_one_by_one(tmp_path, client):
         assert on_dask["status"] == "ok" and on_dask["treedyn_version"] == alone["treedyn_version"]
     # pyarrow reads the dataset folder whole.
     assert pq.read_table(tmp_path / "out" / "results.parquet").num_rows == 24
+    # The kernels were compiled once, in this process: the workers only loaded them.
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    per_worker = client.run(_kernel_cache_stats)
+    assert all(hits > 0 and misses == 0 for hits, misses in per_worker.values()), per_worker
+
+
+def _kernel_cache_stats():
+    """(cache hits, cache misses) of every numba kernel of treedyn_core in this process."""
+    from numba.core.registry import CPUDispatcher
+
+    hits = misses = 0
+    for name, module in list(sys.modules.items()):
+        if name.startswith("treedyn_core"):
+            for thing in vars(module).values():
+                if isinstance(thing, CPUDispatcher) and thing._cache is not None:
+                    hits += sum(thing.stats.cache_hits.values())
+                    misses += sum(thing.stats.cache_misses.values())
+    return hits, misses
 
 
 def test_a_killed_worker_loses_no_row_and_doubles_none(tmp_path, client):

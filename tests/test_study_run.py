@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy import signal
 
 from treedyn_core.preset import apply_overrides, load_preset
 from treedyn_core.run import simulate
@@ -54,9 +55,25 @@ def test_a_failing_run_is_a_row():
     assert row["status"] == "failed" and "nobody" in row["error"]
 
 
-def test_sway_frequency_finds_the_dominant_oscillation():
-    dt = 1 / 120
-    t = np.arange(0, 240, dt)
-    signal = 0.3 + 0.2 * np.sin(2 * np.pi * 0.35 * t) + 0.02 * np.sin(2 * np.pi * 2.1 * t)
-    assert sway_frequency(signal, dt) == pytest.approx(0.35, abs=1 / 60)
+def test_sway_frequency_is_the_resonance_of_an_oscillator_driven_by_slow_gusts():
+    # x'' + 2ζω x' + ω² x = F(t)/m, F an Ornstein-Uhlenbeck gust of 8 s time scale: the
+    # displacement's spectrum peaks at the gusts' low frequencies, the velocity's at f_n.
+    f_n, zeta, dt = 0.4, 0.1, 1 / 120  # ζ: with aerodynamic damping
+    omega = 2 * np.pi * f_n
+    rng = np.random.default_rng(5)
+    n = int(600 / dt)
+    gust = np.empty(n)
+    gust[0] = 0.0
+    decay = np.exp(-dt / 8.0)
+    kicks = rng.standard_normal(n) * np.sqrt(1 - decay ** 2)
+    for i in range(1, n):
+        gust[i] = decay * gust[i - 1] + kicks[i]
+    system = signal.lti([1.0], [1.0, 2 * zeta * omega, omega ** 2])
+    t = np.arange(n) * dt
+    _, x, _ = signal.lsim(system, gust, t)
+    f, p = signal.welch(x, fs=1 / dt, nperseg=int(60 / dt))
+    assert f[1:][np.argmax(p[1:])] < f_n / 2          # the trap the velocity avoids
+    assert sway_frequency(x, dt) == pytest.approx(f_n, abs=1 / 60)
+    both = np.column_stack([x, 0.1 * x])
+    assert sway_frequency(both, dt) == pytest.approx(f_n, abs=1 / 60)
     assert math.isnan(sway_frequency(np.zeros(100), dt))
