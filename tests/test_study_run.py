@@ -77,3 +77,12 @@ def test_sway_frequency_is_the_resonance_of_an_oscillator_driven_by_slow_gusts()
     both = np.column_stack([x, 0.1 * x])
     assert sway_frequency(both, dt) == pytest.approx(f_n, abs=1 / 60)
     assert math.isnan(sway_frequency(np.zeros(100), dt))
+
+
+def test_series_are_written_when_asked(tmp_path):
+    spec = _spec({"wind.speed": 10.0}, duration=0.1)
+    row = run_row(RunSpec(**{**spec.__dict__, "series_dir": str(tmp_path)}))
+    series = np.load(tmp_path / "k.npz")
+    assert row["status"] == "ok"
+    assert series["base_moment"].max() == row["peak_base_moment_Nm"]
+    assert series["t"].shape == (13,) and series["crown"].shape == (13, 3)  # t = 0 and 12 steps

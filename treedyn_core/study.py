@@ -92,7 +92,7 @@ def run_study(study: Study, out: str | os.PathLike, *, workers: int | None = Non
     try:
         if client is None:
             client, owned = _connect(workers, scheduler)
-        n_workers = max(1, len(client.scheduler_info(n_workers=-1)["workers"]))
+        n_workers = max(1, len(client.nthreads()))
         print(f"study {study.name}: {len(specs)} runs to do ({skipped} already written) on "
               f"{n_workers} workers; {_dashboard(client)}", file=stream)
         bar = Progress(len(specs), stream)
