@@ -142,7 +142,7 @@ def test_interrupted_then_resumed_runs_each_run_once(tmp_path, client):
 @pytest.mark.slow
 def test_ctrl_c_stops_the_command_cleanly_keeping_its_rows(tmp_path):
     study = tmp_path / "ctrlc.yaml"
-    study.write_text(STUDY.format(name="ctrlc", duration=1.0))
+    study.write_text(STUDY.format(name="ctrlc", duration=5.0))  # seconds of runs left to stop
     out = tmp_path / "out"
     command = [sys.executable, "-m", "treedyn_core", "study", str(study), "--out", str(out),
                "--workers", "2"]
