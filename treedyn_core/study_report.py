@@ -122,8 +122,10 @@ def plot_study(study: Study, columns: dict, out: Path) -> list[str]:
         ax_f.scatter(levels_f, fraction, s=12 + 4 * runs, color=color, alpha=0.7,
                      label=f"fraction of runs exceeding{' ' + label if label else ''}")
         if fit.critical_speed == fit.critical_speed:
+            kind = ("a step: the outcomes separate" if fit.beta == 0
+                    else f"lognormal fit, β = {fit.beta:.3f}")
             ax_f.plot(fine, fit.probability(fine), color=color,
-                      label=f"lognormal fit: U50 = {fit.critical_speed:.2f} m/s")
+                      label=f"{kind}: U50 = {fit.critical_speed:.2f} m/s")
             ax_f.axvline(fit.critical_speed, color=color, ls=":", lw=1)
         lines.append(describe(label, fit, strength, speed[rows], z_ref))
     for ax in (ax_m, ax_f):
