@@ -8,6 +8,7 @@
     treedyn render PRESET --duration S --out OUT.mp4   the 3-D view as an H.264 film
     treedyn pull PRESET --height H ...    the pulling test (and release)
     treedyn bench [performance|accuracy|frames] [--json] [--sizes N,...] [--repeat K]
+    treedyn study STUDY.yaml [--out DIR] [--workers N | --scheduler ADDRESS] [--plot]
 
 Bad input gives one line on stderr and exit status 2, never a traceback; a run that
 diverged (its state left the physical bounds of `divergence`), one line and exit status 3;
@@ -37,7 +38,7 @@ EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
 MAX_DURATION = 1e9  # s, about 32 years of simulated time
 MIN_RTOL = 100 * np.finfo(float).eps  # scipy's dop853 raises smaller tolerances to this
-COMMANDS = ("run", "modes", "expand", "bench", "export", "render", "pull")
+COMMANDS = ("run", "modes", "expand", "bench", "export", "render", "pull", "study")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -109,7 +110,7 @@ def _parsers() -> dict[str, argparse.ArgumentParser]:
     parsers: dict[str, argparse.ArgumentParser] = {}
 
     app = _Parser(prog="treedyn", description="A tree blown by the wind, simulated and shown "
-                  "live in 3-D. Subcommands: run, modes, expand, bench, export, render, pull "
+                  "live in 3-D. Subcommands: run, modes, expand, bench, export, render, pull, study "
                   "(treedyn SUBCOMMAND --help).")
     app.add_argument("preset", nargs="?", help="preset file or shipped preset name "
                      "(default: young_oak)")
@@ -197,9 +198,9 @@ def _parsers() -> dict[str, argparse.ArgumentParser]:
     parsers["expand"] = expand
 
     bench = _Parser(prog="treedyn bench", description="Benchmarks: performance, accuracy, "
-                    "frames.")
+                    "frames, study (Dask throughput, overhead, scheduler memory).")
     bench.add_argument("which", nargs="?", default="performance",
-                       choices=("performance", "accuracy", "frames"))
+                       choices=("performance", "accuracy", "frames", "study"))
     bench.add_argument("--json", action="store_true")
     bench.add_argument("--sizes", type=_sizes, metavar="N,N,...", help="performance and frames: "
                        "tree sizes in limbs (defaults 10,100,1000,10000,30000,100000 and "
@@ -208,6 +209,20 @@ def _parsers() -> dict[str, argparse.ArgumentParser]:
                        help="performance: measure every size in K passes and give the medians "
                        "and the range of each time per step over them (default 1)")
     parsers["bench"] = bench
+
+    study = _Parser(prog="treedyn study", description="Run a study (a grid and/or random "
+                    "samples of preset keys) on Dask and write one row per run to "
+                    "DIR/results.parquet; rerun to resume (docs/studies.md).")
+    study.add_argument("study", metavar="STUDY.yaml", help="study file")
+    study.add_argument("--out", metavar="DIR", help="output folder (default: the study's name)")
+    where = study.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=_positive_int, metavar="N",
+                       help="local worker processes, one thread each (default: the CPU count)")
+    where.add_argument("--scheduler", metavar="ADDRESS",
+                       help="an existing Dask scheduler, e.g. tcp://10.0.0.5:8786")
+    study.add_argument("--plot", action="store_true", help="write the wind-load and fragility "
+                       "figures (PNG) to DIR and print the critical wind speed")
+    parsers["study"] = study
     return parsers
 
 
@@ -338,10 +353,34 @@ def _cmd_bench(args) -> int:
         from .bench_accuracy import main as accuracy
 
         print(accuracy(as_json=args.json))
+    elif args.which == "study":
+        from .bench_study import main as study_bench
+
+        print(study_bench(as_json=args.json))
     else:
         from treedyn_app.bench_frames import SIZES, run  # the app's own canvas, on the current display
 
         run(args.sizes or SIZES, as_json=args.json)
+    return 0
+
+
+def _cmd_study(args) -> int:
+    from .study_file import load_study
+
+    study = load_study(args.study)  # every problem before any folder or worker exists
+    if args.plot and "wind.speed" not in study.axes:
+        raise TreedynError(f"{args.study}: --plot needs wind.speed among the axes")
+    from .study import run_study
+    from .study_report import report
+
+    out = Path(args.out) if args.out else Path(study.name)
+    try:
+        outcome = run_study(study, out, workers=args.workers, scheduler=args.scheduler)
+    except KeyboardInterrupt:
+        print(f"treedyn study: interrupted; the rows finished are in {out}/results.parquet, "
+              "rerun the same command to resume", file=sys.stderr)
+        return 130
+    print(report(study, out, outcome, plot=args.plot))
     return 0
 
 
@@ -440,7 +479,7 @@ def _main(argv: list[str] | None) -> int:
     command = argv[0] if argv and argv[0] in COMMANDS else "app"
     rest = argv[1:] if command != "app" else argv
     handlers = {"run": _cmd_run, "modes": _cmd_modes, "expand": _cmd_expand,
-                "bench": _cmd_bench, "export": _cmd_export, "render": _cmd_render, "pull": _cmd_pull,
+                "bench": _cmd_bench, "export": _cmd_export, "render": _cmd_render, "pull": _cmd_pull, "study": _cmd_study,
                 "app": _cmd_app}
     try:
         args = parsers[command].parse_args(rest)

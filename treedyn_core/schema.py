@@ -181,8 +181,11 @@ MATERIAL: dict[str, Field] = {
     "damping_model": Field("enum", "joint", "joint: each joint gets damping_ratio with its "
                            "subtree rigid; stiffness_proportional: the lowest sway mode gets it "
                            "(docs/validation.md)", choices=("joint", "stiffness_proportional")),
-    "modulus_of_rupture": Field("float", 5.0e7, "bending strength σ_MOR of the (green) wood",
-                                "Pa", min=0.0, min_open=True),
+    "modulus_of_rupture": Field("float", 4.0e7, "bending strength MOR of the green wood, for the "
+                                "stem's breaking moment (π/32)·MOR·DBH³ in studies; default: "
+                                "mid-range of ForestGALES' species values (34–65 MPa, e.g. "
+                                "Norway spruce 36, Scots pine 46, oak 59; Hale et al. 2015)",
+                                "Pa", min=0.0, min_open=True, max=1e9),
 }
 
 INITIAL_STATE_ENTRY: dict[str, Field] = {

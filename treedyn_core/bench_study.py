@@ -1,0 +1,140 @@
+"""`treedyn bench study`: what Dask costs a study (docs/studies.md).
+
+- throughput: the same THROUGHPUT_RUNS runs on a LocalCluster of 1 worker, then of 2, side by
+  side in one session; the ratio of runs per second (target ≥ 1.7 on 2 cores);
+- scheduling overhead per run: OVERHEAD_RUNS runs of one time step on 1 worker, the study's
+  wall time less the runs' own wall time (`wall_s`), per run (target ≤ 50 ms);
+- scheduler memory: a MEMORY_RUNS-run study of one-step runs on 2 workers, the scheduler
+  process's resident memory and task count sampled as rows arrive (target: no growth beyond
+  the rows themselves, which the client writes in batches and forgets).
+
+Workers are started and warmed (imports, kernels loaded) before any clock starts.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import tempfile
+import time
+from pathlib import Path
+
+from .study import run_study
+from .study_file import load_study
+
+THROUGHPUT_RUNS = 16      # sapling, THROUGHPUT_SECONDS simulated each
+THROUGHPUT_SECONDS = 200.0  # s: runs long against the fixed cost of a study (about 1 s)
+OVERHEAD_RUNS = 200       # two_limbs, one step each
+MEMORY_RUNS = 10_000      # two_limbs, one step each
+_STUDY = "study: {name}\npreset: {preset}\nduration: {duration}\ngrid:\n  wind.seed: {seeds}\n"
+
+
+def _study(folder: Path, name: str, preset: str, duration: float, runs: int):
+    path = folder / f"{name}.yaml"
+    path.write_text(_STUDY.format(name=name, preset=preset, duration=duration,
+                                  seeds=list(range(runs))))
+    return load_study(path)
+
+
+def _cluster(workers: int):
+    from distributed import Client, LocalCluster
+
+    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                           dashboard_address=None, silence_logs=logging.ERROR)
+    client = Client(cluster)
+    client.run(_warm)
+    return cluster, client
+
+
+def _warm() -> None:
+    """Import the run code and load its kernels in a worker."""
+    from .study_run import record  # noqa: F401 - imports numba kernels from the cache
+
+
+def _timed(study, folder: Path, client, on_row=None) -> tuple[float, float]:
+    """(wall s of the study, sum of its runs' own wall s)."""
+    rows: list[float] = []
+
+    def keep(row):
+        rows.append(row["wall_s"])
+        if on_row:
+            on_row(row)
+
+    start = time.perf_counter()
+    run_study(study, folder, client=client, stream=io.StringIO(), on_row=keep)
+    return time.perf_counter() - start, sum(rows)
+
+
+def _scheduler_state(dask_scheduler) -> tuple[int, int]:
+    import psutil
+
+    return psutil.Process().memory_info().rss, len(dask_scheduler.tasks)
+
+
+def measure() -> dict:
+    """Run the three measurements; return their figures (units in the names)."""
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch)
+        result: dict = {}
+        walls = {}
+        for workers in (1, 2):
+            cluster, client = _cluster(workers)
+            try:
+                study = _study(folder, f"t{workers}", "sapling", THROUGHPUT_SECONDS,
+                               THROUGHPUT_RUNS)
+                walls[workers], _ = _timed(study, folder / f"t{workers}", client)
+                if workers == 1:
+                    study = _study(folder, "overhead", "two_limbs", 1 / 120, OVERHEAD_RUNS)
+                    wall, inside = _timed(study, folder / "overhead", client)
+                    result["overhead_ms_per_run"] = 1e3 * (wall - inside) / OVERHEAD_RUNS
+                else:
+                    result.update(_memory(folder, client))
+            finally:
+                client.close()
+                cluster.close()
+        result["throughput_runs_per_s_1_worker"] = THROUGHPUT_RUNS / walls[1]
+        result["throughput_runs_per_s_2_workers"] = THROUGHPUT_RUNS / walls[2]
+        result["throughput_ratio_2_vs_1"] = walls[1] / walls[2]
+    return result
+
+
+def _memory(folder: Path, client) -> dict:
+    study = _study(folder, "memory", "two_limbs", 1 / 120, MEMORY_RUNS)
+    samples: list[tuple[int, int, int]] = []
+    count = [0]
+
+    def sample(row):
+        count[0] += 1
+        if count[0] % 500 == 0:
+            rss, tasks = client.run_on_scheduler(_scheduler_state)
+            samples.append((count[0], rss, tasks))
+
+    wall, _ = _timed(study, folder / "memory", client, sample)
+    early = next(s for s in samples if s[0] >= 1000)
+    return {"memory_runs": MEMORY_RUNS, "memory_study_wall_s": wall,
+            "scheduler_rss_MB_at_1000_runs": early[1] / 1e6,
+            "scheduler_rss_MB_at_end": samples[-1][1] / 1e6,
+            "scheduler_rss_growth_kB_per_1000_runs": (samples[-1][1] - early[1]) / 1e3
+            / max(1, (samples[-1][0] - early[0]) / 1000),
+            "scheduler_tasks_max": max(s[2] for s in samples)}
+
+
+def main(as_json: bool = False) -> str:
+    """The benchmark's report: a table, or JSON."""
+    figures = measure()
+    if as_json:
+        return json.dumps(figures, indent=1)
+    return "\n".join([
+        f"throughput, {THROUGHPUT_RUNS} runs of sapling × {THROUGHPUT_SECONDS:g} s: "
+        f"{figures['throughput_runs_per_s_1_worker']:.3f} runs/s on 1 worker, "
+        f"{figures['throughput_runs_per_s_2_workers']:.3f} on 2: "
+        f"{figures['throughput_ratio_2_vs_1']:.2f}× (target ≥ 1.7×)",
+        f"scheduling overhead, {OVERHEAD_RUNS} one-step runs on 1 worker: "
+        f"{figures['overhead_ms_per_run']:.1f} ms per run (target ≤ 50 ms)",
+        f"scheduler memory, {MEMORY_RUNS:,} one-step runs on 2 workers "
+        f"({figures['memory_study_wall_s']:.0f} s): "
+        f"{figures['scheduler_rss_MB_at_1000_runs']:.1f} MB after 1,000 runs, "
+        f"{figures['scheduler_rss_MB_at_end']:.1f} MB at the end "
+        f"({figures['scheduler_rss_growth_kB_per_1000_runs']:+.0f} kB per 1,000 runs), "
+        f"at most {figures['scheduler_tasks_max']} tasks held"])
