@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 
 DEFAULT_PRESET = "young_oak"
@@ -25,7 +26,7 @@ def _display_problem() -> str | None:
 def run(preset: str | None = None) -> int:
     """Open the app on `preset` (a shipped name or a path; default young_oak) and return the
     exit status: 0 when the window is closed, 2 with a one-line message on stderr for an
-    invalid preset or no display."""
+    invalid preset or no display, 143 or 130 when SIGTERM or SIGINT closed it."""
     from treedyn_core.errors import TreedynError
     from treedyn_core.preset import load_preset
 
@@ -45,7 +46,25 @@ def run(preset: str | None = None) -> int:
     app = app_instance(sys.argv[:1])
     window = MainWindow(loaded)
     window.show()
-    return int(app.exec())
+    # SIGTERM and Ctrl-C in the terminal close the window as its close button does. The
+    # handler runs between two bytecodes of whatever Python code Qt is calling (a paint, say):
+    # it only posts the close to the event loop.
+    from PyQt6.QtCore import QTimer
+
+    received: list[int] = []
+
+    def close_on_signal(signum, frame) -> None:
+        received.append(signum)
+        QTimer.singleShot(0, window.close)
+
+    previous = {signum: signal.signal(signum, close_on_signal)
+                for signum in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        status = int(app.exec())
+        return 128 + received[0] if received else status  # 143 or 130, as the commands exit
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -615,7 +615,7 @@ class MainWindow(QMainWindow):
         """Draw the preset's tree at rest and its wind at once, before the simulation exists
         (the tree is built with plain numpy: on a first run the kernels are still compiling)."""
         try:
-            tree = build_tree(preset.data, getattr(preset, "error", None))
+            tree = build_tree(preset.data, getattr(preset, "error", None), damping_model=False)
         except TreedynError:
             return  # the worker reports it
         self.canvas.set_tree(tree)

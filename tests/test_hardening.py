@@ -298,7 +298,7 @@ def test_ctrl_c_stops_a_first_run_while_it_compiles(tmp_path):
     work = tmp_path / "work"
     work.mkdir()
     process = start(["run", "two_limbs", "--duration", "1"], work,
-                    env=dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache")))
+                    env=dict(os.environ, TREEDYN_CACHE_DIR=str(tmp_path / "cache")))
     process.before = set()
     _wait_until_running(process, 6.0)
     process.send_signal(signal.SIGINT)

@@ -5,6 +5,7 @@ import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 import zipfile
 from pathlib import Path
 
@@ -138,10 +139,17 @@ def test_readme_install_sequence_in_a_fresh_environment(tmp_path):
     source, venv, home = tmp_path / "clone", tmp_path / "venv", tmp_path / "home"
     shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
         ".git", "__pycache__", "*.egg-info", "build", "tests", "docs", "scripts"))
-    # The dependencies come from the system's site-packages: the test stays offline and fast.
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip",
-                    str(venv)], check=True)
+    # The dependencies come from this interpreter's site-packages (a .pth line each, so that
+    # their own .pth files, an editable treedyn's among them, stay inactive): the test stays
+    # offline and fast, in a virtual environment or not.
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
+    purelib = subprocess.run([str(python), "-c", "import sysconfig; "
+                              "print(sysconfig.get_paths()['purelib'])"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    Path(purelib, "dependencies.pth").write_text(
+        "\n".join(sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}))
+        + "\n")
     env = {k: v for k, v in os.environ.items()
            if k not in ("NUMBA_DISABLE_JIT", "NUMBA_CACHE_DIR", "TREEDYN_CACHE_DIR",
                         "XDG_CACHE_HOME", "PYTHONPATH")}

@@ -2,6 +2,7 @@
 an interruption and a resume, Ctrl-C on the command; no process left behind."""
 
 import os
+import pickle
 import signal
 import subprocess
 import sys
@@ -72,8 +73,7 @@ def test_rows_on_dask_equal_the_runs_done_one_by_one(tmp_path, client):
     assert outcome.written == 24 and outcome.by_status == {"ok": 24, "diverged": 0, "failed": 0}
     rows = _rows_by_key(tmp_path / "out")
     assert len(rows) == 24
-    for spec in specs_to_run(study, set(), None):
-        alone = run_row(spec)
+    for spec, alone in zip(specs_to_run(study, set(), None), _rows_one_by_one(tmp_path / "s24.yaml")):
         on_dask = rows[spec.key]
         assert [on_dask[k] for k in OUTPUTS] == [alone[k] for k in OUTPUTS]  # bit for bit
         assert on_dask["wind.speed"] == spec.params["wind.speed"]
@@ -84,6 +84,22 @@ def test_rows_on_dask_equal_the_runs_done_one_by_one(tmp_path, client):
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
     per_worker = client.run(_kernel_cache_stats)
     assert all(hits > 0 and misses == 0 for hits, misses in per_worker.values()), per_worker
+
+
+def _rows_one_by_one(study_path):
+    """The study's rows run one after the other without Dask, in a new process that loads the
+    kernels from the cache as the workers do. (A process that compiled the kernels itself can
+    differ from one that loaded them in the last bit of a float.)"""
+    script = ("import pickle, sys\n"
+              "from treedyn_core.study import specs_to_run\n"
+              "from treedyn_core.study_file import load_study\n"
+              "from treedyn_core.study_run import run_row\n"
+              "study = load_study(sys.argv[1])\n"
+              "rows = [run_row(spec) for spec in specs_to_run(study, set(), None)]\n"
+              "sys.stdout.buffer.write(pickle.dumps(rows))\n")
+    done = subprocess.run([sys.executable, "-c", script, str(study_path)], capture_output=True,
+                          check=True, timeout=600)
+    return pickle.loads(done.stdout)
 
 
 def _kernel_cache_stats():

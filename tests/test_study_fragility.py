@@ -20,14 +20,18 @@ def test_breaking_moment_is_the_elastic_strength_of_a_round_section():
 
 
 def test_stem_diameter_at_breast_height_is_the_trunk_limb_spanning_it():
-    tree = build_tree(load_preset("conifer").data)
+    preset = load_preset("conifer")
+    tree = build_tree(preset.data)
     z = tree.rest_base[0, 2] + 1.3
     trunk = [i for i in range(tree.n)
              if min(tree.rest_base[i, 2], tree.rest_tip[i, 2]) <= z
              <= max(tree.rest_base[i, 2], tree.rest_tip[i, 2])]
-    assert trunk == [0]  # the 25 m trunk in 19 segments: the first spans 1.3 m alone
-    assert stem_diameter_at(tree) == 2 * tree.radius[0]
-    assert stem_diameter_at(tree) == pytest.approx(0.4)  # the preset's trunk radius 0.2 m
+    assert len(trunk) == 1  # the 25 m trunk in 1.25 m segments: one spans 1.3 m alone
+    assert stem_diameter_at(tree) == 2 * tree.radius[trunk[0]]
+    # The tapered stem's segment at 1.3 m carries the preset's DBH to within the taper
+    # over one segment (a few per cent).
+    dbh = preset.data["tree"]["generator"]["dbh"]
+    assert stem_diameter_at(tree) == pytest.approx(dbh, rel=0.03)
 
 
 def test_lognormal_fragility_recovers_the_critical_speed_of_drawn_outcomes():

@@ -94,7 +94,11 @@ def accelerations(system, q, v, implicit_h, drag_h):
     return _DYNAMICS[type(system)](system, q, v, implicit_h, drag_h)
 
 
-@overload(accelerations, jit_options=dict(cache=True, nogil=True))
+# The overloads are not cached on their own (cache=False): numba makes their dispatchers while
+# typing a caller, after `kernel` has restored numba's cache folder, so they would be written
+# beside this file inside the installed package (docs/kernel_cache.md). The cached kernels
+# that call them keep their machine code.
+@overload(accelerations, jit_options=dict(cache=False, nogil=True))
 def _accelerations(system, q, v, implicit_h, drag_h):
     dynamics = _DYNAMICS.get(getattr(system, "instance_class", None))
     if dynamics is None:
@@ -113,7 +117,7 @@ def advance_clock(system, h):
         advance_wind(system.air.wind.state, h)
 
 
-@overload(advance_clock, jit_options=dict(cache=True, nogil=True))
+@overload(advance_clock, jit_options=dict(cache=False, nogil=True))
 def _advance_clock(system, h):
     if "air" in getattr(system, "fields", ()):
         def advance(system, h):

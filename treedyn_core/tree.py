@@ -175,11 +175,15 @@ def limb_frames(u: np.ndarray) -> np.ndarray:
     return np.stack([e1, np.cross(u, e1), u], axis=-1)
 
 
-def build_tree(data: dict, error: Callable[[str, str], Exception] | None = None) -> Tree:
+def build_tree(data: dict, error: Callable[[str, str], Exception] | None = None,
+               *, damping_model: bool = True) -> Tree:
     """Build the tree of a validated preset (`preset.Preset.data`).
 
     `error(key_path, message)` makes the exception for problems only visible now (a generated
     tree too large, a limb that cannot be supported); default: PresetError("key: message").
+    `damping_model=False` leaves the per-joint damping of the material's rule in place of
+    ``stiffness_proportional`` damping, whose lowest mode needs compiled kernels: for drawing a
+    tree before they are ready.
     """
     error = error or (lambda key, message: PresetError(f"{key}: {message}"))
     spec = data["tree"]
@@ -189,7 +193,7 @@ def build_tree(data: dict, error: Callable[[str, str], Exception] | None = None)
 
         limbs = generate(spec["generator"], error, data["material"])
     tree = _tree_from_limbs(limbs, data["material"], _vec(data["root_position"]))
-    if data["material"].get("damping_model") == "stiffness_proportional":
+    if damping_model and data["material"].get("damping_model") == "stiffness_proportional":
         from .damping import stiffness_proportional
 
         C = stiffness_proportional(tree, data["material"]["damping_ratio"],
