@@ -32,11 +32,12 @@ from treedyn_core.tree import build_tree
 
 from . import canvas as canvas_module
 from .canvas import TreeCanvas
-from .controls import Controls
+from .controls import MODEL_NOTES, Controls
 from .dialogs import ImageSizeDialog
 from .export_animation import AnimationExport, ExportAnimationDialog
 from .grab import GrabTool
 from .keyboard import KeyRouter
+from .mode_highlight import ModeHighlight, moving_limbs
 from .mode_shapes import ModeAnimation, ModesJob
 from .modes_panel import ModesPanel
 from .plots import LivePlot, PlotHistory
@@ -59,6 +60,12 @@ STATE_TEXT = {RUNNING: f"Running · {MOUSE_HELP}", PAUSED: f"Paused (Space plays
 MOUSE_HELP_FULL = ("Left-drag a branch to pull it with a spring; release and it swings back.\n"
                    "Orbit: left-drag the sky, Ctrl + left-drag or middle-drag anywhere.\n"
                    "Zoom: wheel or right-drag.  Pan: Shift + left-drag.  Home: frame the tree.")
+ENERGY_TIP = ("Mechanical energy E = kinetic + potential.\n"
+              "Potential: gravity's, m·g × the height of every limb's centre of mass above\n"
+              "z = 0 (the ground at the root), plus the springs', ½·k·θ² from each joint's\n"
+              "rest rotation. So E is not zero at rest: the wood's weight sits above the\n"
+              "ground and the springs of a prestressed tree hold it up. Wind adds energy,\n"
+              "damping takes it out.")
 # The integrators the app offers: those of the core that the worker steps live.
 OFFERED_INTEGRATORS = tuple(name for name in INTEGRATORS if name in LIVE_INTEGRATORS)
 
@@ -117,6 +124,8 @@ class MainWindow(QMainWindow):
         self.plot = LivePlot(self.history)
         self.modes_panel = ModesPanel()
         self.grab_tool = GrabTool(self.canvas, lambda: self.worker, self._show_grab)
+        self.highlight = ModeHighlight(self.canvas.view.scene)
+        self._pose = None  # (base, tip) drawn last
         self._build_layout()
         self._build_status_bar()
         self._build_menus()
@@ -187,8 +196,7 @@ class MainWindow(QMainWindow):
         self.limbs_label = QLabel()
         self.energy_label = QLabel()
         tips = ("Simulated time", "Real-time factor: simulated seconds per wall-clock second",
-                "Frames drawn per second", "Number of limbs",
-                "Total mechanical energy: kinetic + gravity + spring")
+                "Frames drawn per second", "Number of limbs", ENERGY_TIP)
         widest = ("t = 8888.88 s", "×8.88 real time (can't keep up)", "888 fps",
                   "88,888 limbs", "E = -888 MJ")
         for label, tip, text in zip((self.time_label, self.realtime_label, self.fps_label,
@@ -261,7 +269,7 @@ class MainWindow(QMainWindow):
         c.damping.valueChanged.connect(lambda v: self.worker.set_damping_scale(v))
         c.time_scale.valueChanged.connect(lambda v: self.worker.set_time_scale(v))
         c.integrator.currentTextChanged.connect(lambda name: self.worker.set_integrator(name))
-        c.model.currentTextChanged.connect(lambda name: self.worker.set_model(name))
+        c.model.currentTextChanged.connect(self._model_picked)
         c.play_button.clicked.connect(self.toggle_play)
         c.step_button.clicked.connect(self.single_step)
         c.reset_button.clicked.connect(self.reset)
@@ -276,9 +284,14 @@ class MainWindow(QMainWindow):
         events.mouse_release.connect(self.grab_tool.release)
         m = self.modes_panel
         m.modeChosen.connect(self._mode_chosen)
+        m.modeHovered.connect(self._show_moving_limbs)
         m.amplitudeChanged.connect(self._mode_amplitude)
         m.speedChanged.connect(self._mode_speed)
         self.modes_dock.visibilityChanged.connect(self._modes_visibility)
+
+    def _model_picked(self, name: str) -> None:
+        self.worker.set_model(name)
+        self.statusBar().showMessage(MODEL_NOTES.get(name, name), 15000)
 
     def _start_worker(self, preset) -> SimulationWorker:
         worker = SimulationWorker(preset, playing=self._playing,
@@ -499,13 +512,30 @@ class MainWindow(QMainWindow):
         snapshot = self.worker.latest.snapshot
         if snapshot is not None:
             self._drawn_snapshot = snapshot
-            self.canvas.set_pose(snapshot.base, snapshot.tip)
+            self._set_pose(snapshot.base, snapshot.tip)
         if resume and self._resume_after_modes and not self._playing:
             self._playing = True
             self.worker.play()
             self.controls.show_playing(True)
         self._resume_after_modes = None
         self.statusBar().clearMessage()
+
+    def _set_pose(self, base, tip) -> None:
+        """Draw the tree (and the highlighted limbs) posed base → tip."""
+        self._pose = (base, tip)
+        self.canvas.set_pose(base, tip)
+        self.highlight.follow(base, tip)
+
+    def _show_moving_limbs(self, index: int) -> None:
+        """Highlight the limbs mode `index` moves (−1: none) on the tree drawn."""
+        job, tree = self._modes_job, self.worker.latest.tree
+        if (index < 0 or job is None or job.result is None or tree is None
+                or job.key[0] != self.worker.latest.generation or index >= job.result.count
+                or self._pose is None):
+            self.highlight.show(None)
+        else:
+            self.highlight.show(moving_limbs(tree, job.result, index), *self._pose)
+        self.canvas.update()
 
     def _mode_amplitude(self, fraction: float) -> None:
         if self._animation is not None:
@@ -518,7 +548,7 @@ class MainWindow(QMainWindow):
     def _animate_mode(self) -> None:
         base, tip = self._animation.pose()
         self.mode_pose = (base, tip)
-        self.canvas.set_pose(base, tip)
+        self._set_pose(base, tip)
 
     # -- grabbing -------------------------------------------------------------------------------
 
@@ -763,10 +793,12 @@ class MainWindow(QMainWindow):
                                  form=foliage_form(frame.preset.data))
             self._framed_preset = frame.preset
             self._drawn_snapshot = None
+            self._pose = None
+            self.highlight.show(None)
         if frame.snapshot is not None and frame.snapshot is not self._drawn_snapshot \
                 and self._animation is None:
             self._drawn_snapshot = frame.snapshot
-            self.canvas.set_pose(frame.snapshot.base, frame.snapshot.tip)
+            self._set_pose(frame.snapshot.base, frame.snapshot.tip)
             self.grab_tool.follow(frame.snapshot.base, frame.snapshot.tip)
         if frame.probe is not None and self.history.add(frame.probe, frame.generation):
             self._plot_stale = True
