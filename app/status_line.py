@@ -23,7 +23,7 @@ class StatusLine(QStatusBar):
         self.label = QLabel()
         self.label.setMinimumWidth(0)
         self.label.setWordWrap(True)
-        self.label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Minimum)
+        self.label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
         self.addWidget(self.label, 1)
         self._state = ""
         self._message = ""
@@ -63,3 +63,18 @@ class StatusLine(QStatusBar):
     def _show(self) -> None:
         self.label.setText(self._message or self._state)
         self.label.setStyleSheet("" if self._message else "color: #505050;")
+        self._fit()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt's name)
+        super().resizeEvent(event)
+        self._fit()
+
+    def _fit(self) -> None:
+        """As many lines as the text needs at the label's width (Qt's layout would size a
+        wrapping label for a guessed, narrower width: four lines for two)."""
+        label = self.label
+        one_line = label.fontMetrics().height()
+        if label.width() < 10 * one_line:  # not laid out yet
+            label.setFixedHeight(one_line)
+            return
+        label.setFixedHeight(max(one_line, label.heightForWidth(label.width())))
