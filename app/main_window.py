@@ -618,9 +618,7 @@ class MainWindow(QMainWindow):
             self._warn("Cannot save preset", f"{type(exc).__name__}: {exc}")
             return False
         self._preset = saved
-        self._shown_settings = self._control_settings()
-        self.controls.show_preset(self._preset_label(saved), saved.data.get("description", ""))
-        self._show_title()
+        self._show_preset(saved)  # the values it holds are the controls' own
         self._add_recent(path)
         self.statusBar().showMessage(f"Saved {path}", 5000)
         return True
