@@ -8,7 +8,7 @@ from PyQt6.QtCore import Qt
 from PyQt6.QtTest import QTest
 from PyQt6.QtWidgets import QApplication
 
-from test_app import CHANGE_TIMEOUT_MS, open_window, settings, sim_time  # noqa: F401 (fixtures)
+from test_app import CHANGE_TIMEOUT_MS, open_window, settings  # noqa: F401 (fixtures)
 from treedyn_app.worker import PAUSED, RUNNING
 from treedyn_core.preset import load_preset
 

@@ -7,7 +7,7 @@ kinetic energy): the limb lit brightest for "branch b2 sway y" is one of branch 
 from __future__ import annotations
 
 import numpy as np
-from PyQt6.QtCore import QPoint, Qt
+from PyQt6.QtCore import QPoint
 from PyQt6.QtTest import QTest
 
 from test_app import open_window, settings  # noqa: F401 (fixtures)
