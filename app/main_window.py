@@ -61,11 +61,11 @@ MOUSE_HELP_FULL = ("Left-drag a branch to pull it with a spring; release and it 
                    "Orbit: left-drag the sky, Ctrl + left-drag or middle-drag anywhere.\n"
                    "Zoom: wheel or right-drag.  Pan: Shift + left-drag.  Home: frame the tree.")
 ENERGY_TIP = ("Mechanical energy E = kinetic + potential.\n"
-              "Potential: gravity's, m·g × the height of every limb's centre of mass above\n"
-              "z = 0 (the ground at the root), plus the springs', ½·k·θ² from each joint's\n"
-              "rest rotation. So E is not zero at rest: the wood's weight sits above the\n"
-              "ground and the springs of a prestressed tree hold it up. Wind adds energy,\n"
-              "damping takes it out.")
+              "Potential: gravity's, Σ m·g·z over the limbs' centres of mass with z measured\n"
+              "from z = 0 (the ground the shipped trees stand on), plus the springs' strain\n"
+              "energy, measured from each joint's spring rest rotation.\n"
+              "So E is not zero at rest: the wood's weight sits above the ground and the\n"
+              "springs of a prestressed tree hold it up. Wind adds energy, damping takes it out.")
 # The integrators the app offers: those of the core that the worker steps live.
 OFFERED_INTEGRATORS = tuple(name for name in INTEGRATORS if name in LIVE_INTEGRATORS)
 
