@@ -23,6 +23,14 @@ BEAUFORT = ((0.5, "calm"), (1.5, "light air"), (3.3, "light breeze"), (5.5, "gen
             (17.1, "near gale"), (20.7, "gale"), (24.4, "strong gale"), (28.4, "storm"),
             (32.6, "violent storm"), (math.inf, "hurricane"))
 
+# What each model is, in one line (docs/design.md §3): shown when the user switches to it.
+MODEL_NOTES = {
+    "articulated": "Articulated model: exact multibody dynamics; every limb's weight and wind "
+                   "load are carried down through its joints to the root.",
+    "seed": "Seed model (the blog's): each limb turns about its own base; the limb below "
+            "feels its spring and damper torques, never its weight or its wind force.",
+}
+
 
 def beaufort(speed: float) -> tuple[int, str]:
     """(force, name) on the Beaufort scale of a mean wind `speed` in m/s."""
@@ -146,7 +154,7 @@ class Controls(QWidget):
                                    "sub-stepped below its stability limit or refused")
         self.model = QComboBox()
         self.model.addItems(models)
-        self.model.setToolTip("articulated: exact multibody dynamics; seed: the blog's model")
+        self.model.setToolTip("\n".join(MODEL_NOTES.get(name, name) for name in models))
         self.play_button = QPushButton("Pause")
         self.step_button = QPushButton("Step")
         self.reset_button = QPushButton("Reset")

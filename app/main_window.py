@@ -25,16 +25,19 @@ from PyQt6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, QMa
 from treedyn_core.errors import TreedynError
 from treedyn_core.expand import expanded_data
 from treedyn_core.limb_mesh import foliage_form
-from treedyn_core.preset import load_preset, save_preset, shipped_presets
+from treedyn_core.preset import load_preset, shipped_presets
+from treedyn_core.recipe import save_recipe
 from treedyn_core.simulation import INTEGRATORS, MODELS
 from treedyn_core.tree import build_tree
 
 from . import canvas as canvas_module
 from .canvas import TreeCanvas
-from .controls import Controls
+from .controls import MODEL_NOTES, Controls
 from .dialogs import ImageSizeDialog
 from .export_animation import AnimationExport, ExportAnimationDialog
 from .grab import GrabTool
+from .keyboard import KeyRouter
+from .mode_highlight import ModeHighlight, moving_limbs
 from .mode_shapes import ModeAnimation, ModesJob
 from .modes_panel import ModesPanel
 from .plots import LivePlot, PlotHistory
@@ -57,6 +60,12 @@ STATE_TEXT = {RUNNING: f"Running · {MOUSE_HELP}", PAUSED: f"Paused (Space plays
 MOUSE_HELP_FULL = ("Left-drag a branch to pull it with a spring; release and it swings back.\n"
                    "Orbit: left-drag the sky, Ctrl + left-drag or middle-drag anywhere.\n"
                    "Zoom: wheel or right-drag.  Pan: Shift + left-drag.  Home: frame the tree.")
+ENERGY_TIP = ("Mechanical energy E = kinetic + potential.\n"
+              "Potential: gravity's, Σ m·g·z over the limbs' centres of mass with z measured\n"
+              "from z = 0 (the ground the shipped trees stand on), plus the springs' strain\n"
+              "energy, measured from each joint's spring rest rotation.\n"
+              "So E is not zero at rest: the wood's weight sits above the ground and the\n"
+              "springs of a prestressed tree hold it up. Wind adds energy, damping takes it out.")
 # The integrators the app offers: those of the core that the worker steps live.
 OFFERED_INTEGRATORS = tuple(name for name in INTEGRATORS if name in LIVE_INTEGRATORS)
 
@@ -115,9 +124,16 @@ class MainWindow(QMainWindow):
         self.plot = LivePlot(self.history)
         self.modes_panel = ModesPanel()
         self.grab_tool = GrabTool(self.canvas, lambda: self.worker, self._show_grab)
+        self.highlight = ModeHighlight(self.canvas.view.scene)
+        self._pose = None  # (base, tip) drawn last
         self._build_layout()
         self._build_status_bar()
         self._build_menus()
+        self.keys = KeyRouter(self, [a.shortcut() for a in (
+            self.play_action, self.step_action, self.reset_action, self.frame_action)],
+            self.focus_view)
+        self.keys.install(QApplication.instance())
+        self._shown_settings: dict = {}  # the controls' settings when the preset was shown
         self.controls.set_presets(list(shipped_presets()))
         self._show_preset(preset)
         self._show_at_rest(preset)
@@ -180,8 +196,7 @@ class MainWindow(QMainWindow):
         self.limbs_label = QLabel()
         self.energy_label = QLabel()
         tips = ("Simulated time", "Real-time factor: simulated seconds per wall-clock second",
-                "Frames drawn per second", "Number of limbs",
-                "Total mechanical energy: kinetic + gravity + spring")
+                "Frames drawn per second", "Number of limbs", ENERGY_TIP)
         widest = ("t = 8888.88 s", "×8.88 real time (can't keep up)", "888 fps",
                   "88,888 limbs", "E = -888 MJ")
         for label, tip, text in zip((self.time_label, self.realtime_label, self.fps_label,
@@ -227,7 +242,8 @@ class MainWindow(QMainWindow):
         self.tubes_action.setChecked(self.canvas.tree.mode == TUBES)
         self.tubes_action.setEnabled(canvas_module.tubes_available)
         view_menu.addSeparator()
-        self._action(view_menu, "&Frame the tree", None, self.canvas.frame_tree, "Home")
+        self.frame_action = self._action(view_menu, "&Frame the tree", None,
+                                         self.canvas.frame_tree, "Home")
         view_menu.addSeparator()
         self.modes_action = self._action(view_menu, "&Modes…", None, self.show_modes, "Ctrl+M")
         self.plot_action = QAction("Live &plot", self, checkable=True)
@@ -253,20 +269,29 @@ class MainWindow(QMainWindow):
         c.damping.valueChanged.connect(lambda v: self.worker.set_damping_scale(v))
         c.time_scale.valueChanged.connect(lambda v: self.worker.set_time_scale(v))
         c.integrator.currentTextChanged.connect(lambda name: self.worker.set_integrator(name))
-        c.model.currentTextChanged.connect(lambda name: self.worker.set_model(name))
+        c.model.currentTextChanged.connect(self._model_picked)
         c.play_button.clicked.connect(self.toggle_play)
         c.step_button.clicked.connect(self.single_step)
         c.reset_button.clicked.connect(self.reset)
         c.preset.activated.connect(self._preset_picked)
+        for slider in (c.wind_speed, c.wind_direction, c.turbulence, c.stiffness, c.damping):
+            slider.valueChanged.connect(self._show_title)
+        for combo in (c.integrator, c.model):
+            combo.currentTextChanged.connect(self._show_title)
         events = self.canvas.canvas.events
         events.mouse_press.connect(self.grab_tool.press)  # before the camera: it may block
         events.mouse_move.connect(self.grab_tool.move)
         events.mouse_release.connect(self.grab_tool.release)
         m = self.modes_panel
         m.modeChosen.connect(self._mode_chosen)
+        m.modeHovered.connect(self._show_moving_limbs)
         m.amplitudeChanged.connect(self._mode_amplitude)
         m.speedChanged.connect(self._mode_speed)
         self.modes_dock.visibilityChanged.connect(self._modes_visibility)
+
+    def _model_picked(self, name: str) -> None:
+        self.worker.set_model(name)
+        self.statusBar().showMessage(MODEL_NOTES.get(name, name), 15000)
 
     def _start_worker(self, preset) -> SimulationWorker:
         worker = SimulationWorker(preset, playing=self._playing,
@@ -303,6 +328,11 @@ class MainWindow(QMainWindow):
         self.history.clear()
         self.canvas.set_message(None)
         self.statusBar().showMessage("Reset to the rest pose", 3000)
+
+    def focus_view(self) -> None:
+        """Give the keyboard focus to the view (where every key is a shortcut)."""
+        if self.canvas.widget is not None:
+            self.canvas.widget.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def set_render_mode(self, mode: str) -> None:
         try:
@@ -482,13 +512,30 @@ class MainWindow(QMainWindow):
         snapshot = self.worker.latest.snapshot
         if snapshot is not None:
             self._drawn_snapshot = snapshot
-            self.canvas.set_pose(snapshot.base, snapshot.tip)
+            self._set_pose(snapshot.base, snapshot.tip)
         if resume and self._resume_after_modes and not self._playing:
             self._playing = True
             self.worker.play()
             self.controls.show_playing(True)
         self._resume_after_modes = None
         self.statusBar().clearMessage()
+
+    def _set_pose(self, base, tip) -> None:
+        """Draw the tree (and the highlighted limbs) posed base → tip."""
+        self._pose = (base, tip)
+        self.canvas.set_pose(base, tip)
+        self.highlight.follow(base, tip)
+
+    def _show_moving_limbs(self, index: int) -> None:
+        """Highlight the limbs mode `index` moves (−1: none) on the tree drawn."""
+        job, tree = self._modes_job, self.worker.latest.tree
+        if (index < 0 or job is None or job.result is None or tree is None
+                or job.key[0] != self.worker.latest.generation or index >= job.result.count
+                or self._pose is None):
+            self.highlight.show(None)
+        else:
+            self.highlight.show(moving_limbs(tree, job.result, index), *self._pose)
+        self.canvas.update()
 
     def _mode_amplitude(self, fraction: float) -> None:
         if self._animation is not None:
@@ -501,7 +548,7 @@ class MainWindow(QMainWindow):
     def _animate_mode(self) -> None:
         base, tip = self._animation.pose()
         self.mode_pose = (base, tip)
-        self.canvas.set_pose(base, tip)
+        self._set_pose(base, tip)
 
     # -- grabbing -------------------------------------------------------------------------------
 
@@ -558,9 +605,11 @@ class MainWindow(QMainWindow):
             self.save_as(path)
 
     def save_as(self, path: str | os.PathLike) -> bool:
-        """Write the current preset with the sliders' values (tuning, wind) to `path`."""
+        """Write the preset's recipe with the settings the user changed (`unsaved_settings`)
+        to `path` (docs/design.md §6.6); the window then shows that file."""
         try:
-            save_preset(self.current_preset_data(), path)
+            save_recipe(self._preset, path, self.unsaved_settings())
+            saved = load_preset(path)
         except TreedynError as exc:
             self._warn("Cannot save preset", str(exc))
             return False
@@ -568,9 +617,30 @@ class MainWindow(QMainWindow):
             traceback.print_exc()
             self._warn("Cannot save preset", f"{type(exc).__name__}: {exc}")
             return False
+        self._preset = saved
+        self._show_preset(saved)  # the values it holds are the controls' own
         self._add_recent(path)
         self.statusBar().showMessage(f"Saved {path}", 5000)
         return True
+
+    def _control_settings(self) -> dict:
+        """The settings the controls show, as preset key paths → values in the preset's
+        units."""
+        c = self.controls
+        return {"wind.speed": c.wind_speed.value(),
+                "wind.direction_deg": c.wind_direction.value() % 360.0,
+                "wind.turbulence_intensity": c.turbulence.value() / 100.0,
+                "tuning.stiffness_scale": c.stiffness.value(),
+                "tuning.damping_scale": c.damping.value(),
+                "simulation.integrator": c.integrator.currentText(),
+                "simulation.model": c.model.currentText()}
+
+    def unsaved_settings(self) -> dict:
+        """The settings the user changed since the preset was loaded or saved (key path →
+        value): compared with what the controls showed then, so a preset's value the
+        controls round (6.25 m/s shown as 6.2) does not count as a change."""
+        return {key: value for key, value in self._control_settings().items()
+                if value != self._shown_settings.get(key)}
 
     def current_preset_data(self) -> dict:
         """The running preset's data with the controls' current values written in."""
@@ -597,10 +667,8 @@ class MainWindow(QMainWindow):
             self.open_preset(name)
 
     def _show_preset(self, preset) -> None:
-        path = getattr(preset, "path", None)
-        label = path.stem if _is_shipped(path) else (
-            Path(path).name if path is not None else preset.data.get("name", "untitled"))
-        self.controls.show_preset(label, preset.data.get("description", "") or "")
+        self.controls.show_preset(self._preset_label(preset),
+                                  preset.data.get("description", "") or "")
         wind, tuning = preset.data["wind"], preset.data["tuning"]
         self.controls.show_values(
             wind_speed=wind["speed"], wind_direction_deg=wind["direction_deg"],
@@ -608,8 +676,31 @@ class MainWindow(QMainWindow):
             stiffness_scale=tuning["stiffness_scale"], damping_scale=tuning["damping_scale"])
         self._show_choices(preset.data["simulation"]["integrator"],
                            preset.data["simulation"]["model"])
-        name = preset.data.get("name") or label
-        self.setWindowTitle(f"treedyn — {name}" + (f" ({path})" if path is not None else ""))
+        self._shown_settings = self._control_settings()
+        self._show_title()
+
+    @staticmethod
+    def _preset_label(preset) -> str:
+        """The preset picker's entry: a shipped preset's name, else the file's name."""
+        path = getattr(preset, "path", None)
+        if _is_shipped(path):
+            return path.stem
+        return Path(path).name if path is not None else preset.data.get("name", "untitled")
+
+    def _show_title(self, *_) -> None:
+        """'Young oak — tuned.yaml* (in /home/ann/trees) — treedyn': the preset's name, its
+        file, and a * while settings differ from the file's."""
+        preset = self._preset
+        path = getattr(preset, "path", None)
+        name = preset.data.get("name") or "untitled"
+        if path is None:
+            where = "not saved[*]"
+        elif _is_shipped(path):
+            where = f"{Path(path).name}[*] (shipped)"
+        else:
+            where = f"{Path(path).name}[*] (in {Path(path).resolve().parent})"
+        self.setWindowTitle(f"{name} — {where} — treedyn")
+        self.setWindowModified(bool(self.unsaved_settings()))
 
     def _show_at_rest(self, preset) -> None:
         """Draw the preset's tree at rest and its wind at once, before the simulation exists
@@ -700,10 +791,12 @@ class MainWindow(QMainWindow):
                                  form=foliage_form(frame.preset.data))
             self._framed_preset = frame.preset
             self._drawn_snapshot = None
+            self._pose = None
+            self.highlight.show(None)
         if frame.snapshot is not None and frame.snapshot is not self._drawn_snapshot \
                 and self._animation is None:
             self._drawn_snapshot = frame.snapshot
-            self.canvas.set_pose(frame.snapshot.base, frame.snapshot.tip)
+            self._set_pose(frame.snapshot.base, frame.snapshot.tip)
             self.grab_tool.follow(frame.snapshot.base, frame.snapshot.tip)
         if frame.probe is not None and self.history.add(frame.probe, frame.generation):
             self._plot_stale = True
@@ -743,6 +836,9 @@ class MainWindow(QMainWindow):
             self._show_failure(event.message)
         elif kind == "refused":
             self.controls.show_choice(self.controls.integrator, "implicit")
+            # Not the user's change: the file keeps its integrator (refused again on reopening).
+            self._shown_settings["simulation.integrator"] = "implicit"
+            self._show_title()
             self.statusBar().showMessage(event.message, 15000)
         elif kind == "notice":
             self.statusBar().showMessage(event.message, 10000)
@@ -817,6 +913,7 @@ class MainWindow(QMainWindow):
     def shutdown(self, timeout: float = 1.0) -> bool:
         """Stop the timer and the worker; True if the worker ended within `timeout` s."""
         self.timer.stop()
+        self.keys.remove(QApplication.instance())
         return self.worker.close(timeout)
 
     def closeEvent(self, event) -> None:

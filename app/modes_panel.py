@@ -2,14 +2,15 @@
 
 A table of the lowest modes (frequency, period, damping ratio, motion), a
 status line ("computing…"), an amplitude slider and a speed choice. Choosing a
-row emits `modeChosen(index)`; −1 when the choice is cleared.
+row emits `modeChosen(index)`; −1 when the choice is cleared. Hovering a row emits
+`modeHovered(index)`; −1 when the pointer leaves the rows.
 """
 
 from __future__ import annotations
 
 import math
 
-from PyQt6.QtCore import Qt, pyqtSignal
+from PyQt6.QtCore import QEvent, Qt, pyqtSignal
 from PyQt6.QtWidgets import (QAbstractItemView, QComboBox, QFormLayout, QHBoxLayout,
                              QHeaderView, QLabel, QPushButton, QTableWidget, QTableWidgetItem,
                              QVBoxLayout, QWidget)
@@ -29,6 +30,7 @@ class ModesPanel(QWidget):
     """Widgets of the mode viewer."""
 
     modeChosen = pyqtSignal(int)
+    modeHovered = pyqtSignal(int)
     amplitudeChanged = pyqtSignal(float)  # fraction of the tree's height
     speedChanged = pyqtSignal(float)
 
@@ -44,12 +46,15 @@ class ModesPanel(QWidget):
         self.table.setAlternatingRowColors(True)
         self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header = self.table.horizontalHeader()
-        for column in range(len(HEADERS) - 1):
+        for column in range(len(HEADERS)):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(len(HEADERS) - 1, QHeaderView.ResizeMode.Stretch)
+        header.setStretchLastSection(True)
         self.table.setToolTip("Natural frequency, period and damping ratio of each mode about "
                               "the static equilibrium (wind off), as `treedyn modes` prints "
-                              "them. Choose one to watch it (the simulation pauses).")
+                              "them. Point at one to see the limbs it moves on the tree; "
+                              "choose one to watch it (the simulation pauses).")
+        self.table.setMouseTracking(True)
+        self._hovered = -1
         self.amplitude = ValueSlider(0.0, 25.0, 100 * DEFAULT_AMPLITUDE, decimals=1,
                                      unit="% of height")
         self.amplitude.setToolTip("The mode's largest tip displacement, in per cent of the "
@@ -75,6 +80,8 @@ class ModesPanel(QWidget):
         layout.addLayout(form)
 
         self.table.itemSelectionChanged.connect(self._selection_changed)
+        self.table.cellEntered.connect(lambda row, column: self._hover(row))
+        self.table.viewport().installEventFilter(self)
         self.amplitude.valueChanged.connect(lambda v: self.amplitudeChanged.emit(v / 100.0))
         self.speed.currentIndexChanged.connect(
             lambda i: self.speedChanged.emit(SPEEDS[i][1]))
@@ -135,6 +142,7 @@ class ModesPanel(QWidget):
         self.stop_button.setEnabled(index >= 0)
 
     def _fill(self, rows) -> None:
+        self._hover(-1)
         blocked = self.table.blockSignals(True)
         self.table.clearSelection()
         self.table.setRowCount(len(rows))
@@ -149,6 +157,30 @@ class ModesPanel(QWidget):
                 self.table.setItem(r, c, item)
         self.table.blockSignals(blocked)
         self.stop_button.setEnabled(False)
+        self._fit_columns()
+
+    def _fit_columns(self) -> None:
+        """Widen the table (and so its dock) to show every cell whole."""
+        table = self.table
+        table.resizeColumnsToContents()
+        columns = sum(table.sizeHintForColumn(c) if table.rowCount() else
+                      table.horizontalHeader().sectionSizeHint(c) for c in range(len(HEADERS)))
+        table.setMinimumWidth(columns + table.verticalHeader().sizeHint().width()
+                              + table.verticalScrollBar().sizeHint().width()
+                              + 2 * table.frameWidth() + 4)
+
+    def hovered(self) -> int:
+        return self._hovered
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 (Qt's name)
+        if event.type() == QEvent.Type.Leave:
+            self._hover(-1)
+        return False
+
+    def _hover(self, index: int) -> None:
+        if index != self._hovered:
+            self._hovered = index
+            self.modeHovered.emit(index)
 
     def _selection_changed(self) -> None:
         index = self.chosen()

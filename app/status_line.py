@@ -5,7 +5,8 @@ are visible when the message comes: a message shown before the window was (the f
 one) ended up drawn on top of the mouse hint. Here a single label holds the text, so one
 message at a time is all there can be. `showMessage`, `clearMessage` and `currentMessage` keep
 `QStatusBar`'s meaning (a message for `timeout` ms, or until cleared); when none is shown, the
-label says what the app is doing (`set_state`).
+label says what the app is doing (`set_state`). A text wider than the bar wraps onto a second
+line (the bar grows) rather than being cut off: the rk4 refusal says why in ~150 characters.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ class StatusLine(QStatusBar):
         super().__init__(parent)
         self.label = QLabel()
         self.label.setMinimumWidth(0)
-        self.label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.label.setWordWrap(True)
+        self.label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
         self.addWidget(self.label, 1)
         self._state = ""
         self._message = ""
@@ -61,3 +63,18 @@ class StatusLine(QStatusBar):
     def _show(self) -> None:
         self.label.setText(self._message or self._state)
         self.label.setStyleSheet("" if self._message else "color: #505050;")
+        self._fit()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt's name)
+        super().resizeEvent(event)
+        self._fit()
+
+    def _fit(self) -> None:
+        """As many lines as the text needs at the label's width (Qt's layout would size a
+        wrapping label for a guessed, narrower width: four lines for two)."""
+        label = self.label
+        one_line = label.fontMetrics().height()
+        if label.width() < 10 * one_line:  # not laid out yet
+            label.setFixedHeight(one_line)
+            return
+        label.setFixedHeight(max(one_line, label.heightForWidth(label.width())))

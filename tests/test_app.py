@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 from PyQt6.QtCore import QPoint, QSettings, Qt, QTimer
 from PyQt6.QtGui import QGuiApplication, QImage
 from PyQt6.QtTest import QTest
@@ -213,7 +214,6 @@ def test_keyboard_shortcuts(qtbot, open_window, monkeypatch):
     assert QApplication.focusWidget() is window.canvas.widget
     qtbot.keyClick(QGuiApplication.focusWindow(), Qt.Key.Key_Space)
     qtbot.waitUntil(lambda: window.worker.latest.state == PAUSED, timeout=CHANGE_TIMEOUT_MS)
-    qtbot.keyClick(window.controls.stiffness.spin, Qt.Key.Key_Space)  # typing, not a shortcut
     qtbot.keyClick(window, Qt.Key.Key_Period)  # Step
     qtbot.waitUntil(lambda: window.worker.latest.state == PAUSED
                     and window.controls.play_button.text() == "Play", timeout=CHANGE_TIMEOUT_MS)
@@ -360,43 +360,58 @@ def test_drawing_allocates_nothing_per_limb():
 
 # -- presets ------------------------------------------------------------------------------------
 
-def test_save_as_then_open_round_trips_preset_and_sliders(qtbot, open_window, tmp_path,
+def test_save_as_then_open_round_trips_recipe_and_sliders(qtbot, open_window, tmp_path,
                                                           monkeypatch):
     window = open_window(load_preset("sapling"))
+    assert window.windowTitle() == "Oak sapling — sapling.yaml[*] (shipped) — treedyn"
+    assert not window.isWindowModified()
     c = window.controls
     chosen = dict(wind_speed=11.5, wind_direction=135.0, turbulence=35.0, stiffness=2.5,
                   damping=0.4)
     for name, value in chosen.items():
         getattr(c, name).spin.setValue(value)
+    assert window.isWindowModified()  # the title's * while settings differ from the file's
     path = tmp_path / "tuned.yaml"
     monkeypatch.setattr(QFileDialog, "getSaveFileName",
                         lambda *args, **kwargs: (str(path), ""))
     window.save_as_action.trigger()  # File → Save As…, through the (patched) dialog
-    saved = load_preset(path).data
-    assert saved["wind"]["speed"] == 11.5
-    assert saved["wind"]["direction_deg"] == 135.0
-    assert saved["wind"]["turbulence_intensity"] == pytest.approx(0.35)
+    assert window.windowTitle() == f"Oak sapling — tuned.yaml[*] (in {tmp_path.resolve()}) — treedyn"
+    assert not window.isWindowModified()
+    saved = yaml.safe_load(path.read_text(encoding="utf-8"))
+    original = load_preset("sapling")
+    # The generator recipe with the changed keys, nothing else added.
+    assert saved["tree"] == original.raw["tree"]
+    assert set(saved) == set(original.raw) | {"tuning"}
     assert saved["tuning"] == {"stiffness_scale": 2.5, "damping_scale": 0.4}
-    original = load_preset("sapling").data
-    assert saved["material"] == original["material"]
-    # The stiffness moved after the prestress was computed: the springs' rest rotations in
-    # force are baked in (explicit limbs, prestress off), so the file loads to this tree.
-    assert saved["simulation"]["prestress"] is False and "limbs" in saved["tree"]
-    springs_before = window.worker.simulation.spring_C_rel.copy()
+    assert saved["wind"]["speed"] == 11.5 and saved["wind"]["direction_deg"] == 135.0
+    assert saved["wind"]["turbulence_intensity"] == pytest.approx(0.35)
 
     for name in chosen:  # move everything away
         getattr(c, name).slider.setValue(0)
+    assert window.isWindowModified()
     monkeypatch.setattr(QFileDialog, "getOpenFileName",
                         lambda *args, **kwargs: (str(path), ""))
+    generation = window.worker.latest.generation
     window.open_action.trigger()  # File → Open…
-    qtbot.waitUntil(lambda: window.preset.path == path, timeout=10_000)
+    qtbot.waitUntil(lambda: window.worker.latest.generation > generation
+                    and window.preset is window.worker.latest.preset, timeout=10_000)
+    assert window.preset.path == path
     for name, value in chosen.items():
         assert getattr(c, name).value() == pytest.approx(value)
+    assert not window.isWindowModified()
+    # The same limbs, and the same run: the simulation of the original preset with the
+    # sliders' values assigned, reset (its prestress at the stiffness in force).
     sim = window.worker.simulation
+    expected = Simulation(with_overrides("sapling", "tuning.stiffness_scale=2.5",
+                                         "tuning.damping_scale=0.4", "wind.speed=11.5",
+                                         "wind.direction_deg=135",
+                                         "wind.turbulence_intensity=0.35"))
+    assert sim.data == expected.data
+    for field in ("parent", "length", "mass", "stiffness", "damping", "rest_C_rel"):
+        np.testing.assert_array_equal(getattr(sim.tree, field), getattr(expected.tree, field))
+    np.testing.assert_array_equal(sim.spring_C_rel, expected.spring_C_rel)
     assert sim.stiffness_scale == 2.5 and sim.damping_scale == 0.4
-    np.testing.assert_allclose(sim.spring_C_rel, springs_before, atol=1e-12)
     assert sim.wind_speed == 11.5 and sim.wind_direction_deg == pytest.approx(135.0)
-    assert sim.turbulence_intensity == pytest.approx(0.35)
     assert str(path.resolve()) in window.recent_files()
     qtbot.waitUntil(lambda: window.worker.latest.state == RUNNING, timeout=5000)
 

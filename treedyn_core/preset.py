@@ -697,12 +697,16 @@ class Preset:
         items such as ``tree.limbs[3]``, see `_Reader`).
     filename : str
         Names the source in error messages: the file's base name, or ``<string>``.
+    raw : dict or None
+        The mapping as the file wrote it, before species and defaults were filled in (the
+        recipe that Save As keeps, `recipe`); None for a preset built in code.
     """
 
     data: dict
     path: Path | None = None
     marks: dict[str, int] = field(default_factory=dict)
     filename: str = "<string>"
+    raw: dict | None = None
 
     @property
     def name(self) -> str:
@@ -728,7 +732,7 @@ def parse_preset(text: str, filename: str = "<string>", path: str | os.PathLike 
     if "name" not in raw and not filename.startswith("<"):
         raw["name"] = Path(filename).stem
     return Preset(validate(raw, filename, marks), Path(path) if path is not None else None,
-                  marks, filename)
+                  marks, filename, raw)
 
 
 def load_preset(source: str | os.PathLike) -> Preset:
@@ -832,7 +836,7 @@ def _styled(value: Any) -> Any:
 
 
 def _write_preset(data: dict, stream) -> None:
-    """Write `data` (validated) as YAML: header, block mappings, one limb per line."""
+    """Write `data` as YAML: header, block mappings, one limb per line."""
     stream.write(HEADER)
     yaml.dump(_styled(data), stream, Dumper=_Dumper, default_flow_style=False,
               sort_keys=False, allow_unicode=True, width=_NO_WRAP)
@@ -841,14 +845,20 @@ def _write_preset(data: dict, stream) -> None:
 def save_preset(data: dict, path: str | os.PathLike) -> None:
     """Write a complete preset (every key, schema order) to `path`, atomically.
 
+    A preset that does not validate is refused (PresetError); see `write_preset_file`.
+    """
+    write_preset_file(validate(data, Path(path).name), path)
+
+
+def write_preset_file(data: dict, path: str | os.PathLike) -> None:
+    """Write `data` (checked by the caller) as a preset file at `path`, atomically.
+
     The text goes to a temporary file in the same folder, is synced to disk,
     then renamed over `path`; on any failure the temporary file is removed and
-    a previous file at `path` is left as it was. A preset that does not
-    validate is refused (PresetError); an OSError becomes a TreedynError
-    naming the path.
+    a previous file at `path` is left as it was. An OSError becomes a
+    TreedynError naming the path.
     """
     target = Path(path)
-    data = validate(data, target.name)
     temporary = None
     try:
         with tempfile.NamedTemporaryFile("w", encoding="utf-8", newline="\n", dir=target.parent,
@@ -909,6 +919,13 @@ def apply_overrides(data: dict, assignments: list[str], source: str = "--set") -
         _assign(result, _parse_key(key, origin), _parse_value(text, key, origin), origin)
         result = validate(result, origin)
     return result
+
+
+def set_key(data: dict, key: str, value: Any, source: str = "--set") -> None:
+    """Set the key path `key` (``wind.speed``) of the preset dict `data` to `value` in place,
+    checking the key (not the value) against the schema."""
+    origin = f"{source} {key}"
+    _assign(data, _parse_key(key, origin), value, origin)
 
 
 def _parse_key(key: str, origin: str) -> list[tuple[str, int | None]]:

@@ -1,0 +1,83 @@
+"""Words a user reads in the window (docs/design.md §9): nothing cut off at the default window
+size — labels, the status line's longest messages, the modes table's cells — the energy
+readout explained, and a line on what differs when the model is switched."""
+
+from __future__ import annotations
+
+from PyQt6.QtWidgets import QLabel
+
+from test_app import CHANGE_TIMEOUT_MS, READY_TIMEOUT_MS, settings  # noqa: F401 (fixture)
+from treedyn_app.controls import MODEL_NOTES
+from treedyn_app.main_window import MainWindow
+from treedyn_app.worker import RUNNING
+from treedyn_core.preset import load_preset
+
+
+def cut_labels(window) -> list[str]:
+    """The visible labels whose text does not fit: wider than the label (one line) or, when it
+    wraps, taller than the label."""
+    cut = []
+    for label in window.findChildren(QLabel):
+        if not label.isVisible() or not label.text():
+            continue
+        room = label.contentsRect()
+        if label.wordWrap():
+            if label.heightForWidth(room.width()) > room.height():
+                cut.append(label.text())
+        elif label.fontMetrics().horizontalAdvance(label.text()) > room.width():
+            cut.append(label.text())
+    return cut
+
+
+def cut_cells(table) -> list[str]:
+    """The table's cells whose text is wider than its column."""
+    header = table.horizontalHeader()
+    metrics = table.fontMetrics()
+    margin = 2 * table.style().pixelMetric(table.style().PixelMetric.PM_FocusFrameHMargin) + 1
+    return [table.item(r, c).text() for r in range(table.rowCount())
+            for c in range(table.columnCount())
+            if metrics.horizontalAdvance(table.item(r, c).text()) + margin
+            > header.sectionSize(c)]
+
+
+def test_nothing_is_cut_off_at_the_default_window_size(qtbot, settings):
+    window = MainWindow(load_preset("young_oak"), settings=settings)  # its own default size
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitUntil(lambda: window.worker.latest.state == RUNNING and window._generation > 0,
+                    timeout=READY_TIMEOUT_MS)
+    try:
+        window.modes_action.trigger()
+        table = window.modes_panel.table
+        qtbot.waitUntil(lambda: table.rowCount() == 10, timeout=120_000)
+        qtbot.wait(300)  # the status bar refreshes every 0.25 s
+        assert table.rowCount() and cut_cells(table) == []
+        assert cut_labels(window) == []
+        # The longest message the app shows: why rk4 is refused.
+        window.controls.integrator.setCurrentText("rk4")
+        qtbot.waitUntil(lambda: "rk4 refused" in window.statusBar().currentMessage(),
+                        timeout=CHANGE_TIMEOUT_MS)
+        qtbot.wait(100)
+        assert cut_labels(window) == []
+        for name, note in MODEL_NOTES.items():
+            window.controls.model.setCurrentText(name)
+            if window.statusBar().currentMessage() == note:
+                qtbot.wait(100)
+                assert cut_labels(window) == []
+    finally:
+        window.shutdown()
+
+
+def test_energy_readout_and_model_switch_explain_themselves(qtbot, settings):
+    window = MainWindow(load_preset("two_limbs"), settings=settings)
+    qtbot.addWidget(window)
+    try:
+        tip = window.energy_label.toolTip()
+        assert "kinetic + potential" in tip and "z = 0" in tip and "rest rotation" in tip
+        window.controls.model.setCurrentText("seed")
+        assert window.statusBar().currentMessage() == MODEL_NOTES["seed"]
+        assert "never its weight" in MODEL_NOTES["seed"]
+        window.controls.model.setCurrentText("articulated")
+        assert window.statusBar().currentMessage() == MODEL_NOTES["articulated"]
+    finally:
+        window.shutdown()
