@@ -42,6 +42,10 @@ FOV = 40.0  # deg
 ELEVATION = 10.0  # deg: a walker's view, slightly above the ground
 AZIMUTH = 0.0  # deg: looking along +y, so the default wind (toward +x) blows left → right
 MARGIN = 1.2  # the framed tree fills 1/MARGIN of the view
+# The camera sees from distance/sqrt(DEPTH_RANGE) to distance·sqrt(DEPTH_RANGE) (vispy's
+# default 1e6 spends the depth buffer's precision near the eye: in an offscreen render's
+# 16-bit depth buffer, limbs a few cm apart at 30 m fought, and the tubes' joints flickered).
+DEPTH_RANGE = 1e3
 # The wind arrow: length R·(ARROW_BASE + ARROW_PER_SPEED·U) with R the crown's horizontal
 # radius, so that at 30 m/s it still fits in the framed view upwind of the crown; its width
 # grows with the speed too.
@@ -50,13 +54,12 @@ ARROW_PER_SPEED = 0.35 / 30.0
 ARROW_AT = 1.02  # the arrow's head, in crown radii upwind of the tree's centre
 
 _vispy_configured = False
-tubes_available = False
 
 
 def configure_vispy() -> None:
     """Select vispy's Qt backend once, drawing in native GL windows (`gl_window`); with
-    PyOpenGL, the 'gl+' GL backend that instanced meshes (the tubes render mode) need."""
-    global _vispy_configured, tubes_available
+    PyOpenGL, vispy's 'gl+' GL backend (PyOpenGL's, as the headless EGL renderer uses)."""
+    global _vispy_configured
     if _vispy_configured:
         return
     try:
@@ -72,9 +75,6 @@ def configure_vispy() -> None:
     if application.backend_name.lower() == "pyqt6":  # not headless EGL (`render_video`)
         from . import gl_window
         gl_window.install(application)
-    from vispy.gloo import gl as gloo_gl
-    backend = getattr(gloo_gl, "current_backend", None)
-    tubes_available = getattr(backend, "__name__", "").endswith("glplus")
     _vispy_configured = True
 
 
@@ -117,7 +117,7 @@ def _finish_gl(event=None) -> None:
 class TreeCanvas:
     """Owns the SceneCanvas and everything drawn in it."""
 
-    def __init__(self, size: tuple[int, int] = (900, 700), render_mode: str = LINES):
+    def __init__(self, size: tuple[int, int] = (900, 700), render_mode: str = TUBES):
         configure_vispy()
         # autoswap=False: Qt's OpenGL window presents the frame itself, and the glFinish after
         # each draw goes through ctypes, which releases the GIL while llvmpipe rasterises;
@@ -128,6 +128,7 @@ class TreeCanvas:
         self.canvas.events.draw.connect(_finish_gl, position="last")
         self.view = self.canvas.central_widget.add_view()
         self.view.camera = TreeCamera(up="+z", fov=FOV, elevation=ELEVATION, azimuth=AZIMUTH)
+        self.view.camera.depth_value = DEPTH_RANGE
         self._ground = scene.visuals.Mesh(color=GROUND, parent=self.view.scene)
         # The ground is drawn first without depth testing (which also leaves the depth buffer
         # untouched): the grid and the tree always show on it, where an offscreen render's
@@ -256,8 +257,7 @@ class TreeCanvas:
         self.canvas.update()
 
     def set_render_mode(self, mode: str) -> None:
-        if mode == TUBES and not tubes_available:
-            raise RuntimeError("the tubes render mode needs PyOpenGL (vispy's 'gl+' backend)")
+        """TUBES (shaded tubes, the default) or LINES (the fast fallback)."""
         self.tree.set_mode(mode)
         self.canvas.update()
 
