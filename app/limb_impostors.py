@@ -9,9 +9,12 @@ the base radius to the tip radius) computes
 - the pixel's coverage: 1 inside, falling to 0 over one pixel across the silhouette
   (antialiased edges without multisampling, which llvmpipe pays for at every sample);
   a limb thinner than a pixel is drawn one pixel wide at its coverage, as a fading line;
-- the point where the ray enters the surface, its normal and its depth (`gl_FragDepth`), so
-  that limbs cut each other where they really cross; round ends (a sphere of the end's
-  radius) make smooth joints where a child leaves its parent at an angle.
+- the point where the ray enters the surface and its normal; round ends (a sphere of the
+  end's radius) make smooth joints where a child leaves its parent at an angle.
+
+The depth is the quad's, set one radius in front of the axis (the tube's front surface
+where it faces the eye): writing the ray's own depth from the fragment shader turns off
+llvmpipe's early depth test and halved the frame rate (docs/performance.md §5).
 
 Colours are lit in the shader: ambient, a sun from above and a little behind the viewer
 (fixed in the world, so the tree keeps its light as it is orbited), a soft fill from the
@@ -33,7 +36,7 @@ SUN = np.array([-0.45, -0.55, 0.70]) / np.linalg.norm([-0.45, -0.55, 0.70])
 # A quad reaches this many radii beyond its limb's axis, for the silhouette of a tube seen in
 # perspective (up to r/distance = 0.4), plus RIM_PX pixels for the antialiased edge.
 REACH = 1.1
-RIM_PX = 2.0
+RIM_PX = 1.0
 
 _VERTEX = """
 uniform vec3 u_eye;        // the camera, scene coordinates (m)
@@ -64,7 +67,11 @@ void main() {
     vec3 up = cross(view, side);
     float r = max(a_radius.x, a_radius.y);
     float reach = REACH * r + RIM_PX * dist * u_pixel;
-    vec3 p = end + up * ((2.0 * a_corner.x - 1.0) * reach) + side * (a_corner.y * reach);
+    // The quad stands one radius in front of the axis: its depth is the tube's front surface
+    // (a depth written by the fragment shader would cost llvmpipe its early depth test, and
+    // half the frame rate).
+    vec3 p = end + up * ((2.0 * a_corner.x - 1.0) * reach) + side * (a_corner.y * reach)
+             + view * r;
     v_pos = p;
     v_base = a_base;
     v_axis = axis;
@@ -124,8 +131,6 @@ void main() {
     float light = 0.30 + 0.62 * sun + 0.28 * facing;
     float shade = 0.78 + 0.22 * facing;
     vec3 color = v_color * light * shade;
-    vec4 clip = $transform(vec4(hit, 1.0));
-    gl_FragDepth = 0.5 + 0.5 * clip.z / clip.w;
     gl_FragColor = vec4(min(color, vec3(1.0)), alpha);
 }
 """
@@ -226,7 +231,6 @@ class LimbImpostorsVisual(Visual):
     def _prepare_transforms(self, view):
         transform = view.get_transform()
         view.view_program.vert["transform"] = transform
-        view.view_program.frag["transform"] = transform
 
     def _prepare_draw(self, view):
         # The camera moves without telling the visual: the eye is found again every draw.
