@@ -1,7 +1,7 @@
 """The 3-D view: a plain class owning a vispy `SceneCanvas` (not a QWidget subclass).
 
-It holds the turntable camera (z up), the ground grid, the wind arrow, the
-grab spring and the tree visual, and offers verbs — `set_tree`, `set_pose`,
+It holds the turntable camera (z up), the ground grid, the wind compass (an overlay in a
+corner, `wind_overlay`), the grab spring and the tree visual, and offers verbs — `set_tree`, `set_pose`,
 `set_wind`, `set_spring`, `set_message`, `frame_tree`, `render_image` — and
 queries — `project`, `unproject`, `pick_limb` — in the manner of vispy's
 ``CanvasWrapper``. The main window puts ``canvas.widget`` in its layout, calls
@@ -29,12 +29,13 @@ from vispy.util import keys
 from treedyn_core.limb_mesh import FORMS, FoliageForm
 
 from .grab import pick_segment
-from .tree_visual import LINES, TUBES, TreeVisual
+from .limb_impostors import eye_and_pixel
+from .tree_visual import TUBES, TreeVisual
+from .wind_overlay import WindOverlay
 
 SKY = "#e4ebf1"
 GROUND = (0.83, 0.85, 0.78, 1.0)
 GRID = (0.55, 0.58, 0.52, 1.0)
-WIND = (0.13, 0.40, 0.72, 1.0)
 MESSAGE = (0.15, 0.15, 0.15, 1.0)
 SPRING = (0.80, 0.10, 0.10, 1.0)
 SPRING_WIDTH = 2.0  # px
@@ -46,12 +47,6 @@ MARGIN = 1.2  # the framed tree fills 1/MARGIN of the view
 # default 1e6 spends the depth buffer's precision near the eye: in an offscreen render's
 # 16-bit depth buffer, limbs a few cm apart at 30 m fought, and the tubes' joints flickered).
 DEPTH_RANGE = 1e3
-# The wind arrow: length R·(ARROW_BASE + ARROW_PER_SPEED·U) with R the crown's horizontal
-# radius, so that at 30 m/s it still fits in the framed view upwind of the crown; its width
-# grows with the speed too.
-ARROW_BASE = 0.1
-ARROW_PER_SPEED = 0.35 / 30.0
-ARROW_AT = 1.02  # the arrow's head, in crown radii upwind of the tree's centre
 
 _vispy_configured = False
 
@@ -138,12 +133,6 @@ class TreeCanvas:
         self._ground.set_gl_state("opaque", depth_test=False)
         self._grid = scene.visuals.Line(connect="segments", method="gl", color=GRID, width=1,
                                         parent=self.view.scene)
-        self._arrow = scene.visuals.Line(connect="segments", method="gl", color=WIND, width=4,
-                                         parent=self.view.scene)
-        self._arrow_label = scene.visuals.Text("", color=WIND, font_size=10, bold=True,
-                                               anchor_x="center", anchor_y="bottom",
-                                               parent=self.view.scene)
-        self._arrow_pos = np.zeros((6, 3), dtype=np.float32)
         self.tree = TreeVisual(self.view.scene, mode=render_mode)
         # The grab spring: drawn over everything (no depth test) so that it never hides.
         self._spring = scene.visuals.Line(pos=np.zeros((2, 3), dtype=np.float32),
@@ -160,6 +149,9 @@ class TreeCanvas:
         self._message = scene.visuals.Text("", color=MESSAGE, font_size=13, anchor_x="center",
                                            anchor_y="center", parent=self.canvas.scene)
         self._message.visible = False  # an empty Text still costs ~0.3 ms a frame to draw
+        self.wind_overlay = WindOverlay(self.canvas.scene)
+        # The camera moves the scene's transform: the compass turns with it.
+        self.view.scene.transform.changed.connect(self._turn_compass)
         self._centre = np.zeros(3)
         self._height = 1.0
         self._crown_radius = 1.0
@@ -211,25 +203,21 @@ class TreeCanvas:
         self.canvas.update()
 
     def set_wind(self, speed: float, direction_deg: float) -> None:
-        """Point the arrow where the wind blows (deg, 0 = +x) with a length ∝ speed (m/s)."""
+        """Show wind of `speed` m/s blowing toward `direction_deg` (deg, 0 = +x) on the
+        compass."""
         self._wind = (float(speed), float(direction_deg))
-        heading = np.array([math.cos(math.radians(direction_deg)),
-                            math.sin(math.radians(direction_deg)), 0.0])
-        up = np.array([0.0, 0.0, 1.0])
-        reach = self._crown_radius
-        length = reach * (ARROW_BASE + ARROW_PER_SPEED * min(speed, 30.0))
-        head = self._centre + up * (0.55 * self._height) - heading * (ARROW_AT * reach)
-        tail = head - heading * length
-        barb = 0.3 * length if speed > 0 else 0.0
-        a = self._arrow_pos
-        a[0], a[1] = tail, head
-        a[2], a[3] = head, head - heading * barb + up * 0.5 * barb
-        a[4], a[5] = head, head - heading * barb - up * 0.5 * barb
-        self._arrow.visible = speed > 0.0
-        self._arrow.set_data(pos=a, width=2.0 + min(speed, 30.0) / 5.0)
-        self._arrow_label.text = f"wind {speed:.1f} m/s" if speed > 0 else "no wind"
-        self._arrow_label.pos = (0.5 * (head + tail) if speed > 0 else head) \
-            + up * (0.07 * self._height)
+        self.wind_overlay.set_wind(speed, direction_deg)
+        self.canvas.update()
+
+    def eye(self) -> np.ndarray:
+        """(3,) m: the camera's position in the scene."""
+        transform = self._grid.get_transform("visual", "render")
+        return eye_and_pixel(transform, self._grid.get_transform("visual", "framebuffer"),
+                             np.asarray(self.view.camera.center, dtype=float))[0]
+
+    def _turn_compass(self, event=None) -> None:
+        self.wind_overlay.set_view(np.asarray(self.view.camera.center, dtype=float)
+                                   - self.eye())
 
     def set_spring(self, start: np.ndarray | None, end: np.ndarray | None = None) -> None:
         """Draw the grab spring from `start` to `end` ((3,) m, inertial); None hides it."""
@@ -309,10 +297,9 @@ class TreeCanvas:
         scale = self.canvas.pixel_scale
         widget = self.canvas.central_widget
         saved_size = widget.size
-        saved_message = self._message.pos
         try:
             widget.size = (width / scale, height / scale)
-            self._message.pos = (width / scale / 2, 28)
+            self._lay_out(width / scale, height / scale)
             self.tree.set_pixels_per_metre(self.pixels_per_metre())
             # The region is the framebuffer's rectangle (origin bottom left) that the image
             # covers: the top `height` rows of a canvas laid out at the image's size.
@@ -320,7 +307,7 @@ class TreeCanvas:
             image = self.canvas.render(region=region, size=(width, height))
         finally:
             widget.size = saved_size
-            self._message.pos = saved_message
+            self._lay_out(*self.canvas.size)
             self.tree.set_pixels_per_metre(self.pixels_per_metre())
             self.canvas.update()
         return image
@@ -391,8 +378,12 @@ class TreeCanvas:
         self._ground.set_data(vertices=corners, faces=np.array([[0, 1, 2], [0, 2, 3]]),
                               color=GROUND)
 
-    def _on_resize(self, event=None) -> None:
-        width, height = self.canvas.size
+    def _lay_out(self, width: float, height: float) -> None:
+        """Place the message and the compass for a view of width × height logical px."""
         self._message.pos = (width / 2, 28)  # in the sky: the framing leaves room above
+        self.wind_overlay.lay_out(width, height)
+
+    def _on_resize(self, event=None) -> None:
+        self._lay_out(*self.canvas.size)
         if event is not None and not self.view.camera.moved_by_user:
             self.frame_tree()  # a panel opened or the window resized: keep the tree in view
