@@ -76,9 +76,16 @@ def configure_vispy() -> None:
 class TreeCamera(scene.TurntableCamera):
     """vispy's turntable camera that also orbits with the middle button and with Ctrl + left
     (left-drag on a limb grabs it, so orbiting needs a way that works over the tree).
-    `moved_by_user` says whether the mouse has moved it since it was last framed."""
+    `moved_by_user` says whether the mouse has moved it since it was last framed;
+    `on_view_changed` (if set) is called whenever it moves."""
 
     moved_by_user = False
+    on_view_changed = None
+
+    def view_changed(self):
+        super().view_changed()
+        if self.on_view_changed is not None:
+            self.on_view_changed()
 
     def viewbox_mouse_event(self, event):
         if self.interactive and not event.handled and (
@@ -150,8 +157,7 @@ class TreeCanvas:
                                            anchor_y="center", parent=self.canvas.scene)
         self._message.visible = False  # an empty Text still costs ~0.3 ms a frame to draw
         self.wind_overlay = WindOverlay(self.canvas.scene)
-        # The camera moves the scene's transform: the compass turns with it.
-        self.view.scene.transform.changed.connect(self._turn_compass)
+        self.view.camera.on_view_changed = self._turn_compass  # it turns with the view
         self._centre = np.zeros(3)
         self._height = 1.0
         self._crown_radius = 1.0
@@ -215,7 +221,7 @@ class TreeCanvas:
         return eye_and_pixel(transform, self._grid.get_transform("visual", "framebuffer"),
                              np.asarray(self.view.camera.center, dtype=float))[0]
 
-    def _turn_compass(self, event=None) -> None:
+    def _turn_compass(self) -> None:
         self.wind_overlay.set_view(np.asarray(self.view.camera.center, dtype=float)
                                    - self.eye())
 

@@ -29,6 +29,15 @@ MARGIN_FRACTION = 0.35  # of the radius, between the dial (and its caption) and 
 ORDER = 20  # drawn after the scene and the grab spring
 
 
+def placement(width: float, height: float) -> tuple[np.ndarray, float]:
+    """(centre (x, y), radius) in logical px of the dial in a view of width × height logical
+    px (y down): bottom right, its caption below it."""
+    radius = max(RADIUS_FRACTION * min(width, height), MIN_RADIUS)
+    margin = MARGIN_FRACTION * radius
+    caption_height = 0.55 * radius
+    return np.array([width - margin - radius, height - margin - caption_height - radius]), radius
+
+
 class WindOverlay:
     """The compass, in the bottom-right corner of a canvas (its `scene`, logical px with y
     down). Call `set_wind` when the wind changes, `set_view` when the camera turns,
@@ -72,6 +81,16 @@ class WindOverlay:
         return self._radius
 
     @property
+    def visible(self) -> bool:
+        return self._face.visible
+
+    @visible.setter
+    def visible(self, shown: bool) -> None:
+        for part in self._parts:
+            part.visible = shown
+        self._arrow.visible = shown and self._speed > 0
+
+    @property
     def caption(self) -> str:
         return self._caption.text
 
@@ -99,11 +118,7 @@ class WindOverlay:
 
     def lay_out(self, width: float, height: float) -> None:
         """Size and place the dial for a view of width × height logical px."""
-        self._radius = max(RADIUS_FRACTION * min(width, height), MIN_RADIUS)
-        margin = MARGIN_FRACTION * self._radius
-        caption_height = 0.55 * self._radius
-        self._centre = np.array([width - margin - self._radius,
-                                 height - margin - caption_height - self._radius])
+        self._centre, self._radius = placement(width, height)
         self._face.center = tuple(self._centre)
         self._face.radius = self._radius
         # vispy's font size is in points; 0.2 radius ≈ a readable caption at the default size.
@@ -136,4 +151,4 @@ class WindOverlay:
                            head, head - barb * heading - 0.5 * barb * across], dtype=np.float32)
         self._arrow.set_data(pos=points, width=max(2.0, r / 14.0) + min(self._speed, 30.0)
                              / 10.0)
-        self._arrow.visible = self._speed > 0
+        self._arrow.visible = self._speed > 0 and self._face.visible
