@@ -1,6 +1,6 @@
 """The tree in the vispy scene: limbs as shaded tubes (or lines), foliage as triangles.
 
-Two render modes (docs/performance.md §5, docs/design.md §Rendering):
+Two render modes (docs/performance.md §5, docs/design.md §10):
 
 - TUBES (the default): every limb a lit, tapered, antialiased tube ray-cast on one quad
   (`limb_impostors`), one visual, one draw call;
@@ -22,7 +22,7 @@ from vispy.visuals import Visual
 
 from treedyn_core.limb_mesh import FORMS, FoliageForm, foliage_clumps, limb_colors, tip_radius
 
-from .limb_impostors import LimbImpostors
+from .limb_impostors import SUN, LimbImpostors
 
 WIDTH_CLASSES = 5
 MIN_WIDTH_PX = 1.0
@@ -213,7 +213,8 @@ class TreeVisual:
 
     def _set_up_leaves(self, tree) -> None:
         """The form's foliage triangles at fixed offsets (inertial axes) from a point along
-        each leafy limb; shaded lighter where they face up, as under the sky."""
+        each leafy limb; shaded lighter where they face the sun (either side: leaves are thin),
+        each a little different, as leaves are."""
         clumps = foliage_clumps(tree.leaf_area, self._form)
         t = len(clumps.limb)
         self._leaves.visible = t > 0
@@ -228,7 +229,7 @@ class TreeVisual:
         self._leaf_step = np.empty((3 * t, 3))
         self._leaf_pos = np.zeros((3 * t, 3), dtype=np.float32)
         rng = np.random.default_rng(len(clumps.limb))
-        light = 0.75 + 0.35 * np.abs(clumps.normal[:, 2]) * rng.uniform(0.8, 1.2, t)
+        light = (0.62 + 0.45 * np.abs(clumps.normal @ SUN)) * rng.uniform(0.85, 1.15, t)
         colors = np.ones((t, 4))
         colors[:, :3] = np.clip(clumps.colour[None, :] * light[:, None], 0.0, 1.0)
         self._leaf_colors = np.repeat(colors, 3, axis=0).astype(np.float32)
