@@ -33,10 +33,12 @@ from vispy.visuals import Visual
 
 # The sun (unit, inertial, toward the light): high, from the viewer's left at the default view.
 SUN = np.array([-0.45, -0.55, 0.70]) / np.linalg.norm([-0.45, -0.55, 0.70])
-# A quad reaches this many radii beyond its limb's axis, for the silhouette of a tube seen in
-# perspective (up to r/distance = 0.4), plus RIM_PX pixels for the antialiased edge.
-REACH = 1.1
-RIM_PX = 1.0
+# A quad reaches REACH radii beyond its limb's axis (the silhouette of a tube seen in
+# perspective from d spans r·d/sqrt(d² − r²): 1.02 r up to r/d = 0.2) or half a pixel,
+# whichever is more, plus RIM_PX pixels for the antialiased edge (the coverage ramp ends half
+# a pixel outside the silhouette). The fragments are most of the cost on llvmpipe.
+REACH = 1.02
+RIM_PX = 0.6
 
 _VERTEX = """
 uniform vec3 u_eye;        // the camera, scene coordinates (m)
@@ -66,7 +68,8 @@ void main() {
     side = normalize(side);
     vec3 up = cross(view, side);
     float r = max(a_radius.x, a_radius.y);
-    float reach = REACH * r + RIM_PX * dist * u_pixel;
+    float px = dist * u_pixel;
+    float reach = max(REACH * r, 0.5 * px) + RIM_PX * px;
     // The quad stands one radius in front of the axis: its depth is the tube's front surface
     // (a depth written by the fragment shader would cost llvmpipe its early depth test, and
     // half the frame rate).
