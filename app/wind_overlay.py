@@ -5,7 +5,8 @@ The dial is the ground seen from above, turned so that its top is straight ahead
 viewer (into the screen) and its right the screen's right: an arrow pointing up is wind
 blowing away from the viewer, an arrow pointing right is wind blowing across the view from
 left to right. A tick labelled "x" marks the world's +x axis (the direction of 0°), so the
-dial turns as the view is orbited. Below it, the speed in m/s and the direction in degrees.
+dial turns as the view is orbited. Below it, the speed in m/s and the direction in degrees
+("9.0 m/s, 20°").
 
 It lives in the canvas's pixel coordinates (not the 3-D scene), so it never hides in the
 crown or covers the trunk, and `lay_out` sizes it to the view: a larger image export gets a
@@ -105,7 +106,8 @@ class WindOverlay:
         seen from above)."""
         self._speed = float(speed)
         self._direction_deg = float(direction_deg)
-        self._caption.text = (f"wind {self._speed:.1f} m/s, {self._direction_deg % 360:.0f}°"
+        # Short enough to stay within the dial's width at its smallest.
+        self._caption.text = (f"{self._speed:.1f} m/s, {self._direction_deg % 360:.0f}°"
                               if self._speed > 0 else "no wind")
         self._draw_dial()
 

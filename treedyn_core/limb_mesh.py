@@ -27,7 +27,11 @@ TWIG_TAPER = 0.6
 # is FOLIAGE_AREA·A. Drawn triangles stand for many leaves, seen through gaps: 0.6 of the
 # leaf area keeps the crown's see-through look of the app's first screenshots.
 FOLIAGE_AREA = 0.6
-MAX_TRIANGLES_PER_LIMB = 30
+# A tree of few leafy limbs gets up to MAX_TRIANGLES_PER_LIMB small triangles on each (fine
+# foliage, not a few big cards), to about FOLIAGE_TRIANGLES in all; a tree of more leafy limbs
+# one each, to MAX_FOLIAGE_TRIANGLES. (Drawing costs per triangle on a software rasteriser.)
+MAX_TRIANGLES_PER_LIMB = 100
+FOLIAGE_TRIANGLES = 8000
 MAX_FOLIAGE_TRIANGLES = 16000
 FOLIAGE_SEED = 20240607
 
@@ -193,7 +197,8 @@ def foliage_clumps(leaf_area: np.ndarray, form: FoliageForm,
     if len(leafy) > max_triangles:
         leaf_area = leaf_area * (len(leafy) / max_triangles)
         leafy = leafy[np.linspace(0, len(leafy) - 1, max_triangles).astype(int)]
-    per_limb = int(np.clip(max_triangles // max(len(leafy), 1), 1, MAX_TRIANGLES_PER_LIMB))
+    per_limb = int(np.clip(min(FOLIAGE_TRIANGLES, max_triangles) // max(len(leafy), 1), 1,
+                           MAX_TRIANGLES_PER_LIMB))
     t = len(leafy) * per_limb
     rng = np.random.default_rng(seed)
     limb = np.repeat(leafy, per_limb)
