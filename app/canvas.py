@@ -15,6 +15,7 @@ Shift + left-drag pans.
 
 from __future__ import annotations
 
+import gc
 import math
 
 import numpy as np
@@ -363,6 +364,10 @@ class TreeCanvas:
         self.canvas.close()
         if self.widget is not None:
             self.widget.close()
+        # Collect the closed canvas's visuals now, not during another canvas's draw, where
+        # freeing their GL objects made the next canvas's text shader fail to compile, or
+        # crashed the process (bench_frames; test_render_video's second film in a process).
+        gc.collect()
 
     # -- internals ------------------------------------------------------------------------------
 
