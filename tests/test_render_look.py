@@ -141,7 +141,21 @@ def test_wind_compass_stays_in_its_corner_and_turns_with_the_view(make_canvas, q
     assert overlay.arrow_screen_deg() == pytest.approx(0.0, abs=1.0)
     assert overlay.caption == "12.0 m/s, 0°"
 
-    canvas.view.camera.azimuth += 90.0  # orbit a quarter turn
+    # Orbit with the mouse (Ctrl + left-drag) until the view has turned about a quarter turn.
+    from PyQt6.QtCore import QPoint, Qt
+    from PyQt6.QtTest import QTest
+
+    window, ctrl = canvas.window, Qt.KeyboardModifier.ControlModifier
+    azimuth = canvas.view.camera.azimuth
+    QTest.mousePress(window, Qt.MouseButton.LeftButton, ctrl, QPoint(300, 300))
+    for x in range(310, 900, 10):
+        QTest.mouseMove(window, QPoint(x, 300))
+        if abs(canvas.view.camera.azimuth - azimuth) >= 90.0:
+            break
+    QTest.mouseRelease(window, Qt.MouseButton.LeftButton, ctrl, QPoint(x, 300))
+    turned = canvas.view.camera.azimuth - azimuth
+    assert abs(turned) > 45.0, turned
+    canvas.view.camera.azimuth = azimuth + 90.0 * np.sign(turned)  # exactly a quarter
     qtbot.wait(20)
     assert overlay.centre == centre  # the same corner
     after = compass_ink(canvas.render(), overlay.centre, overlay.radius, ratio)
