@@ -150,6 +150,7 @@ def test_wind_compass_stays_in_its_corner_and_turns_with_the_view(make_canvas, q
     QTest.mousePress(window, Qt.MouseButton.LeftButton, ctrl, QPoint(300, 300))
     for x in range(310, 900, 10):
         QTest.mouseMove(window, QPoint(x, 300))
+        qtbot.wait(5)  # let the move reach the camera
         if abs(canvas.view.camera.azimuth - azimuth) >= 90.0:
             break
     QTest.mouseRelease(window, Qt.MouseButton.LeftButton, ctrl, QPoint(x, 300))
