@@ -1,7 +1,7 @@
 """Limbs as ray-cast impostors: each limb a lit, tapered, round-ended tube drawn on one
 screen-facing quad (two triangles), as molecular viewers draw thousands of bonds.
 
-The vertex shader spans each quad over its limb's silhouette plus a two-pixel rim; the
+The vertex shader spans each quad over its limb's silhouette and its antialiased rim; the
 fragment shader casts the eye's ray through the pixel, finds where it passes the limb's axis
 segment (base → tip) most closely, and from that distance and the radius there (linear from
 the base radius to the tip radius) computes
@@ -151,10 +151,7 @@ def eye_and_pixel(scene_to_render, scene_to_framebuffer, centre: np.ndarray
     The eye is the point that every projection ray passes through: where clip x, y and w all
     vanish (the null vector of those three rows of the scene → clip matrix).
     """
-    basis = np.vstack([np.eye(3), np.zeros((1, 3))])
-    homogeneous = np.hstack([basis, np.array([[0.0], [0.0], [0.0], [1.0]])])
-    columns = np.asarray(scene_to_render.map(homogeneous), dtype=float)  # (4, 4): M @ e_k
-    matrix = columns.T
+    matrix = np.asarray(scene_to_render.map(np.eye(4)), dtype=float).T  # column k: M @ e_k
     rows = matrix[[0, 1, 3]]
     null = np.linalg.svd(rows)[2][-1]
     if abs(null[3]) < 1e-12:  # an orthographic camera: eye at infinity
@@ -228,12 +225,8 @@ class LimbImpostorsVisual(Visual):
         self._tip.set_data(self._tip_vertices.reshape(-1, 3))
         self.update()
 
-    def _compute_bounds(self, axis, view):
-        return self._bounds[0, axis], self._bounds[1, axis]
-
     def _prepare_transforms(self, view):
-        transform = view.get_transform()
-        view.view_program.vert["transform"] = transform
+        view.view_program.vert["transform"] = view.get_transform()
 
     def _prepare_draw(self, view):
         # The camera moves without telling the visual: the eye is found again every draw.
@@ -244,6 +237,10 @@ class LimbImpostorsVisual(Visual):
         view.view_program["u_eye"] = eye.astype(np.float32)
         view.view_program["u_pixel"] = float(pixel)
         return True
+
+    def _compute_bounds(self, axis, view):
+        """The rest pose's bounds, radii included (for the camera's framing only)."""
+        return self._bounds[0, axis], self._bounds[1, axis]
 
 
 LimbImpostors = scene.visuals.create_visual_node(LimbImpostorsVisual)

@@ -91,6 +91,15 @@ def test_tube_width_shrinks_with_distance(make_canvas):
     image = canvas.render()
     ratio = image.shape[0] / SIZE[1]
     eye = canvas.eye()
+    # The eye found from the projection is vispy's camera: at its distance from the centre
+    # of rotation (scale_factor spans the view's smaller side at that distance), looking
+    # along +y at azimuth 0 and down by the elevation.
+    camera = canvas.view.camera
+    centre = np.asarray(camera.center, dtype=float)
+    distance = camera.scale_factor / (2 * math.tan(math.radians(camera.fov) / 2))
+    elevation = math.radians(camera.elevation)
+    np.testing.assert_allclose(eye, centre + distance * np.array(
+        [0.0, -math.cos(elevation), math.sin(elevation)]), rtol=1e-6, atol=1e-6 * distance)
     widths = []
     for k in range(2):
         middle = 0.5 * (tree.rest_base[k] + tree.rest_tip[k])
