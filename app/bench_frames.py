@@ -13,7 +13,7 @@ own `TreeCanvas` and `TreeVisual` in each render mode (shaded tubes, the default
      event loop (``app.processEvents()`` until vispy's draw event has fired), then
      ``glFinish`` on the canvas's context. This is the app's own path: Qt exposes the
      canvas's native GL window (`gl_window`) — vispy's ``paintGL`` draws the whole scene
-     (ground, grid, wind arrow, limbs, foliage) and Qt swaps it onto the window; llvmpipe
+     (ground, grid, limbs, foliage, wind compass) and Qt swaps it onto the window; llvmpipe
      rasterises when the commands are flushed, so the time includes the rasterising.
 
    The process CPU time of update + draw (all threads: llvmpipe rasterises on several)
