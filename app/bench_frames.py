@@ -1,9 +1,9 @@
 """`treedyn bench frames`: the cost of drawing the tree, and the app's frame rate (docs/performance.md §5).
 
 Under the current display (Xvfb + Mesa llvmpipe on the reference machine), with the app's
-own `TreeCanvas` and `TreeVisual` in lines mode:
+own `TreeCanvas` and `TreeVisual` in each render mode (shaded tubes, the default; lines):
 
-1. **Frame time against tree size.** For each size, a `Simulation` of
+1. **Frame time against tree size.** For each mode and size, a `Simulation` of
    ``tree_of_size(size)`` steps 1/60 s between frames (not timed); each frame is then
    timed in two parts:
 
@@ -13,7 +13,7 @@ own `TreeCanvas` and `TreeVisual` in lines mode:
      event loop (``app.processEvents()`` until vispy's draw event has fired), then
      ``glFinish`` on the canvas's context. This is the app's own path: Qt exposes the
      canvas's native GL window (`gl_window`) — vispy's ``paintGL`` draws the whole scene
-     (ground, grid, wind arrow, limbs, foliage) and Qt swaps it onto the window; llvmpipe
+     (ground, grid, limbs, foliage, wind compass) and Qt swaps it onto the window; llvmpipe
      rasterises when the commands are flushed, so the time includes the rasterising.
 
    The process CPU time of update + draw (all threads: llvmpipe rasterises on several)
@@ -23,7 +23,8 @@ own `TreeCanvas` and `TreeVisual` in lines mode:
    As a cross-check, ``canvas.render()`` (vispy's offscreen draw into a new framebuffer
    plus a read-back of the pixels, no swap) is timed too.
 2. **The app's frame rate.** The real `MainWindow` (its worker thread, its QTimer,
-   its canvas) runs ``tree_of_size(10_000)`` in real time; after a warm-up, the
+   its canvas) runs ``tree_of_size(limbs)`` in real time (`LIVE_RUNS`: tubes at 1,000 and
+   10,000 limbs, lines at 10,000); after a warm-up, the
    canvas's draw events are counted for a few seconds, together with how many of
    them showed a new pose and the real-time factor the worker reached.
 
@@ -47,7 +48,8 @@ import numpy as np
 from treedyn_core.errors import TreedynError
 
 SIZES = (100, 1_000, 10_000, 30_000)
-LIVE_LIMBS = 10_000
+MODES = ("tubes", "lines")  # tree_visual.TUBES, LINES (the module imports Qt lazily)
+LIVE_RUNS = (("tubes", 1_000), ("tubes", 10_000), ("lines", 10_000))  # (mode, limbs)
 LIVE_SECONDS = 5.0  # s of wall time over which the app's frames are counted
 LIVE_WARM_UP = 2.0  # s the app runs before counting starts
 READY_TIMEOUT = 300.0  # s: the app's first simulation may compile the kernels
@@ -181,12 +183,11 @@ def machine_description(app) -> dict:
 
 # -- 1. frame time against tree size --------------------------------------------------------------
 
-def _show_canvas(app, tree):
-    """A shown TreeCanvas (lines mode) holding `tree`, exposed and drawn once."""
+def _show_canvas(app, tree, mode: str):
+    """A shown TreeCanvas in render `mode` holding `tree`, exposed and drawn once."""
     from .canvas import TreeCanvas
-    from .tree_visual import LINES
 
-    canvas = TreeCanvas(size=CANVAS_SIZE, render_mode=LINES)
+    canvas = TreeCanvas(size=CANVAS_SIZE, render_mode=mode)
     draws = [0]
     canvas.canvas.events.draw.connect(lambda event: draws.__setitem__(0, draws[0] + 1))
     canvas.widget.setWindowTitle("treedyn bench frames")
@@ -197,8 +198,8 @@ def _show_canvas(app, tree):
     return canvas, draws
 
 
-def measure_frames(app, size: int) -> tuple[dict, dict]:
-    """(row for `size`, the GL strings of the context it drew with)."""
+def measure_frames(app, size: int, mode: str = MODES[0]) -> tuple[dict, dict]:
+    """(row for `size` in render `mode`, the GL strings of the context it drew with)."""
     from treedyn_core.bench_performance import tree_of_size
     from treedyn_core.simulation import Simulation
 
@@ -206,7 +207,7 @@ def measure_frames(app, size: int) -> tuple[dict, dict]:
     sim = Simulation.from_data(tree_of_size(size))
     sim.warm_up()
     build_seconds = time.perf_counter() - t0
-    canvas, draws = _show_canvas(app, sim.tree)
+    canvas, draws = _show_canvas(app, sim.tree, mode)
     try:
         gl_info = _gl_strings(canvas)
         context = canvas.canvas.context
@@ -268,7 +269,7 @@ def measure_frames(app, size: int) -> tuple[dict, dict]:
     frame_seconds = float(np.median(times[:, 0] + times[:, 1]))
     cpu = float(np.median(times[:, 2]))
     render = float(np.median(renders))
-    row = {"target": int(size), "limbs": int(sim.tree.n), "segments": int(sim.tree.n),
+    row = {"mode": mode, "target": int(size), "limbs": int(sim.tree.n), "segments": int(sim.tree.n),
            "foliage_triangles": int(triangles),
            "update_ms": 1e3 * update, "draw_ms": 1e3 * draw, "frame_ms": 1e3 * frame_seconds,
            "fps": 1.0 / frame_seconds, "cpu_ms": 1e3 * cpu, "render_ms": 1e3 * render,
@@ -279,23 +280,23 @@ def measure_frames(app, size: int) -> tuple[dict, dict]:
 
 # -- 2. the app's frame rate ----------------------------------------------------------------------
 
-def measure_live(app, limbs: int = LIVE_LIMBS, seconds: float = LIVE_SECONDS,
-                 warm_up: float = LIVE_WARM_UP) -> dict:
-    """The MainWindow on tree_of_size(limbs), simulating in real time: frames drawn per s."""
+def measure_live(app, limbs: int = 10_000, seconds: float = LIVE_SECONDS,
+                 warm_up: float = LIVE_WARM_UP, mode: str = MODES[0]) -> dict:
+    """The MainWindow on tree_of_size(limbs) in render `mode`, simulating in real time:
+    frames drawn per s."""
     from PyQt6.QtCore import QSettings
 
     from treedyn_core.bench_performance import tree_of_size
     from treedyn_core.preset import Preset
 
     from .main_window import MainWindow
-    from .tree_visual import LINES
     from .worker import FAILED, RUNNING
 
     preset = Preset(tree_of_size(limbs), None, {}, "<bench>")
     with tempfile.TemporaryDirectory(prefix="treedyn-bench-") as folder:
         settings = QSettings(os.path.join(folder, "treedyn.ini"), QSettings.Format.IniFormat)
         started = time.perf_counter()
-        window = MainWindow(preset, settings=settings, render_mode=LINES, playing=True)
+        window = MainWindow(preset, settings=settings, render_mode=mode, playing=True)
         try:
             window.resize(*WINDOW_SIZE)
             window.show()
@@ -351,7 +352,7 @@ def measure_live(app, limbs: int = LIVE_LIMBS, seconds: float = LIVE_SECONDS,
             _spin(app, 0.05)
 
     intervals = np.diff(stamps)
-    return {"limbs": n, "target": int(limbs), "integrator": integrator, "dt": dt,
+    return {"mode": mode, "limbs": n, "target": int(limbs), "integrator": integrator, "dt": dt,
             "seconds": wall, "warm_up_seconds": float(warm_up),
             "ready_seconds": ready_seconds, "frames": len(stamps),
             "fps": len(stamps) / wall,
@@ -385,7 +386,7 @@ def _header(info: dict) -> str:
 
 def _frames_table(rows: list[dict]) -> str:
     lines = [
-        f"Frame time, lines mode, canvas {CANVAS_SIZE[0]}×{CANVAS_SIZE[1]} px. Between frames the "
+        f"Frame time, canvas {CANVAS_SIZE[0]}×{CANVAS_SIZE[1]} px. Between frames the "
         f"simulation steps {STEPS_BETWEEN_FRAMES} × 1/120 s (not timed).",
         "  update = TreeCanvas.set_pose(snapshot); draw = " + DRAW_METHOD + ";",
         "  cpu = process CPU time of update + draw, all threads (llvmpipe rasterises on "
@@ -393,13 +394,13 @@ def _frames_table(rows: list[dict]) -> str:
         "  render() = " + RENDER_METHOD + " (a cross-check).",
         f"  Wall-clock medians over the frames counted, after {WARM_UP_FRAMES} warm-up frames.",
         "",
-        f"{'limbs':>8} {'segments':>9} {'foliage':>8} {'update':>8} {'draw':>8} {'frame':>8} "
+        f"{'mode':>6} {'limbs':>8} {'segments':>9} {'foliage':>8} {'update':>8} {'draw':>8} {'frame':>8} "
         f"{'fps':>7} {'cpu':>7} {'render()':>9} {'frames':>7}",
-        f"{'':>8} {'':>9} {'tris':>8} {'ms':>8} {'ms':>8} {'ms':>8} {'':>7} {'ms':>7} {'ms':>9} "
+        f"{'':>6} {'':>8} {'':>9} {'tris':>8} {'ms':>8} {'ms':>8} {'ms':>8} {'':>7} {'ms':>7} {'ms':>9} "
         f"{'':>7}",
     ]
     for row in rows:
-        lines.append(f"{row['limbs']:>8,} {row['segments']:>9,} {row['foliage_triangles']:>8,} "
+        lines.append(f"{row['mode']:>6} {row['limbs']:>8,} {row['segments']:>9,} {row['foliage_triangles']:>8,} "
                      f"{row['update_ms']:>8.2f} {row['draw_ms']:>8.2f} {row['frame_ms']:>8.2f} "
                      f"{row['fps']:>7.1f} {row['cpu_ms']:>7.2f} {row['render_ms']:>9.2f} "
                      f"{row['frames']:>7}")
@@ -408,7 +409,7 @@ def _frames_table(rows: list[dict]) -> str:
 
 def _live_text(live: dict) -> str:
     return "\n".join([
-        f"The app (MainWindow {WINDOW_SIZE[0]}×{WINDOW_SIZE[1]}, lines mode) simulating "
+        f"The app (MainWindow {WINDOW_SIZE[0]}×{WINDOW_SIZE[1]}, {live['mode']} mode) simulating "
         f"{live['limbs']:,} limbs ({live['integrator']}, dt = {live['dt']:.4g} s) in real time, "
         f"{live['seconds']:.1f} s counted after {live['warm_up_seconds']:.1f} s of warm-up:",
         f"  frames drawn per second   {live['fps']:7.1f}   (median interval → "
@@ -425,8 +426,10 @@ def _live_text(live: dict) -> str:
 
 
 def run(sizes=SIZES, as_json: bool = False, out=None, *, live_seconds: float = LIVE_SECONDS,
-        live_limbs: int = LIVE_LIMBS, live_warm_up: float = LIVE_WARM_UP) -> dict:
-    """Measure and print the frame tables (`as_json`: JSON instead); returns the results.
+        live_runs=LIVE_RUNS, live_warm_up: float = LIVE_WARM_UP, modes=MODES) -> dict:
+    """Measure and print the frame tables (`as_json`: JSON instead) for every render mode in
+    `modes` and size in `sizes`, then the app live for each (mode, limbs) in `live_runs`;
+    returns the results.
 
     Raises TreedynError (one line) when Qt cannot start on the current display.
     """
@@ -438,8 +441,8 @@ def run(sizes=SIZES, as_json: bool = False, out=None, *, live_seconds: float = L
     info = machine_description(app)
     rows = []
     printed_header = False
-    for size in sizes:
-        row, gl_info = measure_frames(app, size)
+    for mode, size in [(mode, size) for mode in modes for size in sizes]:
+        row, gl_info = measure_frames(app, size, mode)
         if gl_info and "gl_renderer" not in info:
             info.update(gl_info)
         rows.append(row)
@@ -454,7 +457,8 @@ def run(sizes=SIZES, as_json: bool = False, out=None, *, live_seconds: float = L
                 print(_frames_table([row]).splitlines()[-1], file=out, flush=True)
     if not as_json and not printed_header:
         print(_header(info), file=out)
-    live = measure_live(app, live_limbs, live_seconds, live_warm_up)
+    live = [measure_live(app, limbs, live_seconds, live_warm_up, mode)
+            for mode, limbs in live_runs]
     result = {"machine": info, "canvas_size": list(CANVAS_SIZE), "window_size": list(WINDOW_SIZE),
               "draw_method": DRAW_METHOD, "render_method": RENDER_METHOD,
               "steps_between_frames": STEPS_BETWEEN_FRAMES, "frames": rows, "app": live}
@@ -465,8 +469,9 @@ def run(sizes=SIZES, as_json: bool = False, out=None, *, live_seconds: float = L
     if as_json:
         print(json.dumps(result, indent=2, allow_nan=False, default=_json_value), file=out)
     else:
-        print("", file=out)
-        print(_live_text(live), file=out)
+        for one in live:
+            print("", file=out)
+            print(_live_text(one), file=out)
         if "load_average_end" in result:
             print("load average (1, 5, 15 min) at the end: "
                   + ", ".join(f"{x:.2f}" for x in result["load_average_end"]), file=out)

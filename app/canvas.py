@@ -1,7 +1,7 @@
 """The 3-D view: a plain class owning a vispy `SceneCanvas` (not a QWidget subclass).
 
-It holds the turntable camera (z up), the ground grid, the wind arrow, the
-grab spring and the tree visual, and offers verbs — `set_tree`, `set_pose`,
+It holds the turntable camera (z up), the ground grid, the wind compass (an overlay in a
+corner, `wind_overlay`), the grab spring and the tree visual, and offers verbs — `set_tree`, `set_pose`,
 `set_wind`, `set_spring`, `set_message`, `frame_tree`, `render_image` — and
 queries — `project`, `unproject`, `pick_limb` — in the manner of vispy's
 ``CanvasWrapper``. The main window puts ``canvas.widget`` in its layout, calls
@@ -15,6 +15,7 @@ Shift + left-drag pans.
 
 from __future__ import annotations
 
+import gc
 import math
 
 import numpy as np
@@ -29,12 +30,13 @@ from vispy.util import keys
 from treedyn_core.limb_mesh import FORMS, FoliageForm
 
 from .grab import pick_segment
-from .tree_visual import LINES, TUBES, TreeVisual
+from .limb_impostors import eye_and_pixel
+from .tree_visual import TUBES, TreeVisual
+from .wind_overlay import WindOverlay
 
 SKY = "#e4ebf1"
 GROUND = (0.83, 0.85, 0.78, 1.0)
 GRID = (0.55, 0.58, 0.52, 1.0)
-WIND = (0.13, 0.40, 0.72, 1.0)
 MESSAGE = (0.15, 0.15, 0.15, 1.0)
 SPRING = (0.80, 0.10, 0.10, 1.0)
 SPRING_WIDTH = 2.0  # px
@@ -42,21 +44,18 @@ FOV = 40.0  # deg
 ELEVATION = 10.0  # deg: a walker's view, slightly above the ground
 AZIMUTH = 0.0  # deg: looking along +y, so the default wind (toward +x) blows left → right
 MARGIN = 1.2  # the framed tree fills 1/MARGIN of the view
-# The wind arrow: length R·(ARROW_BASE + ARROW_PER_SPEED·U) with R the crown's horizontal
-# radius, so that at 30 m/s it still fits in the framed view upwind of the crown; its width
-# grows with the speed too.
-ARROW_BASE = 0.1
-ARROW_PER_SPEED = 0.35 / 30.0
-ARROW_AT = 1.02  # the arrow's head, in crown radii upwind of the tree's centre
+# The camera sees from distance/sqrt(DEPTH_RANGE) to distance·sqrt(DEPTH_RANGE) (vispy's
+# default 1e6 spends the depth buffer's precision near the eye: in an offscreen render's
+# 16-bit depth buffer, limbs a few cm apart at 30 m fought, and the tubes' joints flickered).
+DEPTH_RANGE = 1e3
 
 _vispy_configured = False
-tubes_available = False
 
 
 def configure_vispy() -> None:
     """Select vispy's Qt backend once, drawing in native GL windows (`gl_window`); with
-    PyOpenGL, the 'gl+' GL backend that instanced meshes (the tubes render mode) need."""
-    global _vispy_configured, tubes_available
+    PyOpenGL, vispy's 'gl+' GL backend (PyOpenGL's, as the headless EGL renderer uses)."""
+    global _vispy_configured
     if _vispy_configured:
         return
     try:
@@ -72,18 +71,22 @@ def configure_vispy() -> None:
     if application.backend_name.lower() == "pyqt6":  # not headless EGL (`render_video`)
         from . import gl_window
         gl_window.install(application)
-    from vispy.gloo import gl as gloo_gl
-    backend = getattr(gloo_gl, "current_backend", None)
-    tubes_available = getattr(backend, "__name__", "").endswith("glplus")
     _vispy_configured = True
 
 
 class TreeCamera(scene.TurntableCamera):
     """vispy's turntable camera that also orbits with the middle button and with Ctrl + left
     (left-drag on a limb grabs it, so orbiting needs a way that works over the tree).
-    `moved_by_user` says whether the mouse has moved it since it was last framed."""
+    `moved_by_user` says whether the mouse has moved it since it was last framed;
+    `on_view_changed` (if set) is called whenever it moves."""
 
     moved_by_user = False
+    on_view_changed = None
+
+    def view_changed(self):
+        super().view_changed()
+        if self.on_view_changed is not None:
+            self.on_view_changed()
 
     def viewbox_mouse_event(self, event):
         if self.interactive and not event.handled and (
@@ -117,7 +120,7 @@ def _finish_gl(event=None) -> None:
 class TreeCanvas:
     """Owns the SceneCanvas and everything drawn in it."""
 
-    def __init__(self, size: tuple[int, int] = (900, 700), render_mode: str = LINES):
+    def __init__(self, size: tuple[int, int] = (900, 700), render_mode: str = TUBES):
         configure_vispy()
         # autoswap=False: Qt's OpenGL window presents the frame itself, and the glFinish after
         # each draw goes through ctypes, which releases the GIL while llvmpipe rasterises;
@@ -128,6 +131,7 @@ class TreeCanvas:
         self.canvas.events.draw.connect(_finish_gl, position="last")
         self.view = self.canvas.central_widget.add_view()
         self.view.camera = TreeCamera(up="+z", fov=FOV, elevation=ELEVATION, azimuth=AZIMUTH)
+        self.view.camera.depth_value = DEPTH_RANGE
         self._ground = scene.visuals.Mesh(color=GROUND, parent=self.view.scene)
         # The ground is drawn first without depth testing (which also leaves the depth buffer
         # untouched): the grid and the tree always show on it, where an offscreen render's
@@ -137,12 +141,6 @@ class TreeCanvas:
         self._ground.set_gl_state("opaque", depth_test=False)
         self._grid = scene.visuals.Line(connect="segments", method="gl", color=GRID, width=1,
                                         parent=self.view.scene)
-        self._arrow = scene.visuals.Line(connect="segments", method="gl", color=WIND, width=4,
-                                         parent=self.view.scene)
-        self._arrow_label = scene.visuals.Text("", color=WIND, font_size=10, bold=True,
-                                               anchor_x="center", anchor_y="bottom",
-                                               parent=self.view.scene)
-        self._arrow_pos = np.zeros((6, 3), dtype=np.float32)
         self.tree = TreeVisual(self.view.scene, mode=render_mode)
         # The grab spring: drawn over everything (no depth test) so that it never hides.
         self._spring = scene.visuals.Line(pos=np.zeros((2, 3), dtype=np.float32),
@@ -159,6 +157,8 @@ class TreeCanvas:
         self._message = scene.visuals.Text("", color=MESSAGE, font_size=13, anchor_x="center",
                                            anchor_y="center", parent=self.canvas.scene)
         self._message.visible = False  # an empty Text still costs ~0.3 ms a frame to draw
+        self.wind_overlay = WindOverlay(self.canvas.scene)
+        self.view.camera.on_view_changed = self._turn_compass  # it turns with the view
         self._centre = np.zeros(3)
         self._height = 1.0
         self._crown_radius = 1.0
@@ -210,25 +210,21 @@ class TreeCanvas:
         self.canvas.update()
 
     def set_wind(self, speed: float, direction_deg: float) -> None:
-        """Point the arrow where the wind blows (deg, 0 = +x) with a length ∝ speed (m/s)."""
+        """Show wind of `speed` m/s blowing toward `direction_deg` (deg, 0 = +x) on the
+        compass."""
         self._wind = (float(speed), float(direction_deg))
-        heading = np.array([math.cos(math.radians(direction_deg)),
-                            math.sin(math.radians(direction_deg)), 0.0])
-        up = np.array([0.0, 0.0, 1.0])
-        reach = self._crown_radius
-        length = reach * (ARROW_BASE + ARROW_PER_SPEED * min(speed, 30.0))
-        head = self._centre + up * (0.55 * self._height) - heading * (ARROW_AT * reach)
-        tail = head - heading * length
-        barb = 0.3 * length if speed > 0 else 0.0
-        a = self._arrow_pos
-        a[0], a[1] = tail, head
-        a[2], a[3] = head, head - heading * barb + up * 0.5 * barb
-        a[4], a[5] = head, head - heading * barb - up * 0.5 * barb
-        self._arrow.visible = speed > 0.0
-        self._arrow.set_data(pos=a, width=2.0 + min(speed, 30.0) / 5.0)
-        self._arrow_label.text = f"wind {speed:.1f} m/s" if speed > 0 else "no wind"
-        self._arrow_label.pos = (0.5 * (head + tail) if speed > 0 else head) \
-            + up * (0.07 * self._height)
+        self.wind_overlay.set_wind(speed, direction_deg)
+        self.canvas.update()
+
+    def eye(self) -> np.ndarray:
+        """(3,) m: the camera's position in the scene."""
+        transform = self._grid.get_transform("visual", "render")
+        return eye_and_pixel(transform, self._grid.get_transform("visual", "framebuffer"),
+                             np.asarray(self.view.camera.center, dtype=float))[0]
+
+    def _turn_compass(self) -> None:
+        self.wind_overlay.set_view(np.asarray(self.view.camera.center, dtype=float)
+                                   - self.eye())
 
     def set_spring(self, start: np.ndarray | None, end: np.ndarray | None = None) -> None:
         """Draw the grab spring from `start` to `end` ((3,) m, inertial); None hides it."""
@@ -256,8 +252,7 @@ class TreeCanvas:
         self.canvas.update()
 
     def set_render_mode(self, mode: str) -> None:
-        if mode == TUBES and not tubes_available:
-            raise RuntimeError("the tubes render mode needs PyOpenGL (vispy's 'gl+' backend)")
+        """TUBES (shaded tubes, the default) or LINES (the fast fallback)."""
         self.tree.set_mode(mode)
         self.canvas.update()
 
@@ -309,10 +304,9 @@ class TreeCanvas:
         scale = self.canvas.pixel_scale
         widget = self.canvas.central_widget
         saved_size = widget.size
-        saved_message = self._message.pos
         try:
             widget.size = (width / scale, height / scale)
-            self._message.pos = (width / scale / 2, 28)
+            self._lay_out(width / scale, height / scale)
             self.tree.set_pixels_per_metre(self.pixels_per_metre())
             # The region is the framebuffer's rectangle (origin bottom left) that the image
             # covers: the top `height` rows of a canvas laid out at the image's size.
@@ -320,7 +314,7 @@ class TreeCanvas:
             image = self.canvas.render(region=region, size=(width, height))
         finally:
             widget.size = saved_size
-            self._message.pos = saved_message
+            self._lay_out(*self.canvas.size)
             self.tree.set_pixels_per_metre(self.pixels_per_metre())
             self.canvas.update()
         return image
@@ -370,6 +364,10 @@ class TreeCanvas:
         self.canvas.close()
         if self.widget is not None:
             self.widget.close()
+        # Collect the closed canvas's visuals now, not during another canvas's draw, where
+        # freeing their GL objects made the next canvas's text shader fail to compile, or
+        # crashed the process (bench_frames; test_render_video's second film in a process).
+        gc.collect()
 
     # -- internals ------------------------------------------------------------------------------
 
@@ -391,8 +389,12 @@ class TreeCanvas:
         self._ground.set_data(vertices=corners, faces=np.array([[0, 1, 2], [0, 2, 3]]),
                               color=GROUND)
 
-    def _on_resize(self, event=None) -> None:
-        width, height = self.canvas.size
+    def _lay_out(self, width: float, height: float) -> None:
+        """Place the message and the compass for a view of width × height logical px."""
         self._message.pos = (width / 2, 28)  # in the sky: the framing leaves room above
+        self.wind_overlay.lay_out(width, height)
+
+    def _on_resize(self, event=None) -> None:
+        self._lay_out(*self.canvas.size)
         if event is not None and not self.view.camera.moved_by_user:
             self.frame_tree()  # a panel opened or the window resized: keep the tree in view

@@ -94,7 +94,7 @@ def default_settings() -> QSettings:
 class MainWindow(QMainWindow):
     """The treedyn desktop app on one preset (a validated `Preset`)."""
 
-    def __init__(self, preset, *, settings: QSettings | None = None, render_mode: str = LINES,
+    def __init__(self, preset, *, settings: QSettings | None = None, render_mode: str = TUBES,
                  playing: bool = True):
         super().__init__()
         self._settings = settings if settings is not None else default_settings()
@@ -231,16 +231,14 @@ class MainWindow(QMainWindow):
         view_menu = menu.addMenu("&View")
         group = QActionGroup(self)
         group.setExclusive(True)
-        self.lines_action = QAction("&Lines (fast, software OpenGL)", self, checkable=True)
-        self.tubes_action = QAction("&Tubes (tapered, lit; slower without a GPU)", self,
-                                    checkable=True)
+        self.lines_action = QAction("&Lines (fastest)", self, checkable=True)
+        self.tubes_action = QAction("Shaded &tubes", self, checkable=True)
         for action, mode in ((self.lines_action, LINES), (self.tubes_action, TUBES)):
             group.addAction(action)
             view_menu.addAction(action)
             action.triggered.connect(lambda checked, m=mode: self.set_render_mode(m))
         self.lines_action.setChecked(self.canvas.tree.mode == LINES)
         self.tubes_action.setChecked(self.canvas.tree.mode == TUBES)
-        self.tubes_action.setEnabled(canvas_module.tubes_available)
         view_menu.addSeparator()
         self.frame_action = self._action(view_menu, "&Frame the tree", None,
                                          self.canvas.frame_tree, "Home")

@@ -2,7 +2,8 @@
 
 Frame k shows the simulation at simulated time k/fps (`treedyn_core.frame_clock`), whatever
 the wall-clock time the rendering takes. Frames are drawn by the app's
-own `TreeCanvas` (lines mode, the tree framed as the app frames it) into an offscreen
+own `TreeCanvas` (the app's default look, shaded tubes and the wind compass, the tree
+framed as the app frames it) into an offscreen
 framebuffer at exactly the requested size, and encoded by ffmpeg's libx264 through imageio
 and imageio-ffmpeg (whose wheels carry the ffmpeg binary). H.264 in 4:2:0 colour needs even
 widths and heights; any even size is written as it is (ffmpeg's macro_block_size=1: no
@@ -27,7 +28,7 @@ from treedyn_core.frame_clock import advance_to_frames, frame_count
 MAX_SIZE = (7680, 4320)  # px: 8K UHD, the largest size libx264's levels describe
 MIN_SIDE = 16  # px
 CONTEXT_TIMEOUT_MS = 10000
-# libx264's constant rate factor: 18 is visually lossless for this flat-shaded scene
+# libx264's constant rate factor: 18 is visually lossless for this scene
 # (a 10 s 720p young_oak film is a few MB).
 CRF = 18
 

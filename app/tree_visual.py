@@ -1,10 +1,15 @@
-"""The tree in the vispy scene: limbs as segments (or tubes), foliage as triangles.
+"""The tree in the vispy scene: limbs as shaded tubes (or lines), foliage as triangles.
 
-Drawing follows docs/performance.md §5 (Mesa llvmpipe): GL line segments in a few width classes
-(a GL line has one width), all in one visual (`LimbLinesVisual`: one vertex buffer,
-one draw call per class; each vispy visual costs ~0.3–0.5 ms of Python a frame).
-Foliage is one visual of flat triangles. Their shapes and colours, and the tapered tubes of
-the tubes mode, come from `treedyn_core.limb_mesh`, as in the exported glTF files.
+Two render modes (docs/performance.md §5, docs/design.md §10):
+
+- TUBES (the default): every limb a lit, tapered, antialiased tube ray-cast on one quad
+  (`limb_impostors`), one visual, one draw call;
+- LINES (the fast fallback): GL line segments in a few width classes (a GL line has one
+  width), all in one visual (`LimbLinesVisual`: one vertex buffer, one draw call per class;
+  each vispy visual costs ~0.3–0.5 ms of Python a frame).
+
+Foliage is one visual of flat triangles. Their shapes and colours, and the tubes' radii,
+come from `treedyn_core.limb_mesh`, as in the exported glTF files.
 Every buffer is allocated when a tree is set and filled in place each frame;
 the per-frame path allocates nothing proportional to the tree.
 """
@@ -15,8 +20,9 @@ import numpy as np
 from vispy import gloo, scene
 from vispy.visuals import Visual
 
-from treedyn_core.limb_mesh import (FORMS, TUBE_SIDES, FoliageForm, foliage_clumps,
-                                    limb_colors, tip_radius, tube_faces, tube_vertices)
+from treedyn_core.limb_mesh import FORMS, FoliageForm, foliage_clumps, limb_colors, tip_radius
+
+from .limb_impostors import SUN, LimbImpostors
 
 WIDTH_CLASSES = 5
 MIN_WIDTH_PX = 1.0
@@ -24,10 +30,6 @@ MAX_WIDTH_PX = 40.0
 
 LINES = "lines"
 TUBES = "tubes"
-# Tubes are lit on the CPU (their vertices move every frame): this much of the colour is
-# ambient, the rest falls as diffuse light from TUBE_LIGHT (unit, inertial, from above).
-TUBE_AMBIENT = 0.55
-TUBE_LIGHT = np.array([0.4, -0.6, 1.0]) / np.linalg.norm([0.4, -0.6, 1.0])
 
 
 def width_classes(radius: np.ndarray,
@@ -159,26 +161,6 @@ class FoliageVisual(_ColouredVerticesVisual):
 Foliage = scene.visuals.create_visual_node(FoliageVisual)
 
 
-class TubesVisual(_ColouredVerticesVisual):
-    """Indexed triangles with a colour per vertex (the tapered tubes, lit on the CPU)."""
-
-    def __init__(self):
-        super().__init__("triangles")
-        self.set_gl_state("opaque", depth_test=True, cull_face=False)
-
-    def set_mesh(self, positions: np.ndarray, colors: np.ndarray, faces: np.ndarray) -> None:
-        """(V, 3) float32 vertices, (V, 4) float32 RGBA, (F, 3) uint32 vertex indices."""
-        self._index_buffer = gloo.IndexBuffer(np.ascontiguousarray(faces, dtype=np.uint32))
-        self._set_vertices(positions, colors)
-
-    def set_colors(self, colors: np.ndarray) -> None:
-        """(V, 4) float32 RGBA, refilled in place."""
-        self._colors.set_data(colors)
-
-
-Tubes = scene.visuals.create_visual_node(TubesVisual)
-
-
 class TreeVisual:
     """Limbs and leaves of one tree under a vispy scene node.
 
@@ -187,7 +169,7 @@ class TreeVisual:
     keeps line widths proportional to the limbs' radii on screen.
     """
 
-    def __init__(self, parent, mode: str = LINES):
+    def __init__(self, parent, mode: str = TUBES):
         self._parent = parent
         self._limbs = LimbLines(parent=parent)
         self._leaves = Foliage(parent=parent)
@@ -195,6 +177,7 @@ class TreeVisual:
         self._tubes = None
         self._mode = mode
         self._tree = None
+        self._pose = None
         self._px_per_m = 1.0
 
     # -- set up ---------------------------------------------------------------------------------
@@ -222,6 +205,7 @@ class TreeVisual:
         self._limbs.visible = self._mode == LINES
         self._set_up_leaves(tree)
         self._tubes_stale = True
+        self._pose = (tree.rest_base, tree.rest_tip)
         if self._mode == TUBES:
             self._set_up_tubes()
         self.set_pose(tree.rest_base, tree.rest_tip)
@@ -229,7 +213,8 @@ class TreeVisual:
 
     def _set_up_leaves(self, tree) -> None:
         """The form's foliage triangles at fixed offsets (inertial axes) from a point along
-        each leafy limb; shaded lighter where they face up, as under the sky."""
+        each leafy limb; shaded lighter where they face the sun (either side: leaves are thin),
+        each a little different, as leaves are."""
         clumps = foliage_clumps(tree.leaf_area, self._form)
         t = len(clumps.limb)
         self._leaves.visible = t > 0
@@ -244,7 +229,7 @@ class TreeVisual:
         self._leaf_step = np.empty((3 * t, 3))
         self._leaf_pos = np.zeros((3 * t, 3), dtype=np.float32)
         rng = np.random.default_rng(len(clumps.limb))
-        light = 0.75 + 0.35 * np.abs(clumps.normal[:, 2]) * rng.uniform(0.8, 1.2, t)
+        light = (0.62 + 0.45 * np.abs(clumps.normal @ SUN)) * rng.uniform(0.85, 1.15, t)
         colors = np.ones((t, 4))
         colors[:, :3] = np.clip(clumps.colour[None, :] * light[:, None], 0.0, 1.0)
         self._leaf_colors = np.repeat(colors, 3, axis=0).astype(np.float32)
@@ -266,7 +251,7 @@ class TreeVisual:
         if self._mode == LINES:
             self._limbs.set_positions(self._segments.reshape(-1, 3))
         else:
-            self._update_tubes(base, tip)
+            self._tubes.set_pose(base, tip)
         self._update_leaves(base, tip)
 
     def _update_leaves(self, base: np.ndarray, tip: np.ndarray) -> None:
@@ -315,7 +300,7 @@ class TreeVisual:
         return self._mode
 
     def set_mode(self, mode: str) -> None:
-        """LINES (default, fast in software) or TUBES (tapered, lit tubes; slower in software)."""
+        """TUBES (the default: shaded, tapered tubes) or LINES (the fastest)."""
         if mode not in (LINES, TUBES):
             raise ValueError(f"unknown render mode {mode!r}")
         self._mode = mode
@@ -332,26 +317,11 @@ class TreeVisual:
         if not self._tubes_stale and self._tubes is not None:
             return
         tree = self._tree
-        n = tree.n
-        self._tube_r = np.asarray(tree.radius, dtype=float)
-        self._tube_r_tip = tip_radius(tree.parent, self._tube_r)
-        per_tube = 2 * TUBE_SIDES
-        faces = tube_faces(TUBE_SIDES)[None] + per_tube * np.arange(n, dtype=np.uint32)[:, None, None]
-        self._tube_pos = np.zeros((n * per_tube, 3), dtype=np.float32)
-        self._tube_base_color = np.repeat(self._colors[:, :3], per_tube, axis=0)
-        self._tube_color = np.ones((n * per_tube, 4), dtype=np.float32)
         if self._tubes is None:
-            self._tubes = Tubes(parent=self._parent)
-        self._tubes.set_mesh(self._tube_pos, self._tube_color, faces.reshape(-1, 3))
+            self._tubes = LimbImpostors(parent=self._parent)
+        radius = np.asarray(tree.radius, dtype=float)
+        base, tip = self._pose if self._pose is not None else (tree.rest_base, tree.rest_tip)
+        self._tubes.set_limbs(radius, tip_radius(tree.parent, radius), self._colors,
+                              np.asarray(base, dtype=float), np.asarray(tip, dtype=float))
         self._tubes.visible = self._mode == TUBES
         self._tubes_stale = False
-
-    def _update_tubes(self, base: np.ndarray, tip: np.ndarray) -> None:
-        """Tapered tubes base → tip (`limb_mesh.tube_vertices`), lit from TUBE_LIGHT."""
-        vertices, normals = tube_vertices(base, tip - base, self._tube_r, self._tube_r_tip)
-        self._tube_pos[:] = vertices.reshape(-1, 3)
-        lit = np.abs(normals.reshape(-1, 3) @ TUBE_LIGHT)  # two-sided, as the lines are
-        self._tube_color[:, :3] = self._tube_base_color * (TUBE_AMBIENT
-                                                           + (1 - TUBE_AMBIENT) * lit)[:, None]
-        self._tubes.set_colors(self._tube_color)
-        self._tubes.set_positions(self._tube_pos)

@@ -50,7 +50,8 @@ def main(argv=None) -> int:
                         help="PNG of the whole window")
     parser.add_argument("--canvas", default=None, help="PNG of the 3-D view alone")
     parser.add_argument("--size", default="1200x760", help="window size WxH")
-    parser.add_argument("--tubes", action="store_true", help="the tubes render mode")
+    parser.add_argument("--lines", action="store_true", help="the lines render mode (default: "
+                        "shaded tubes)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="preset override, as treedyn run --set (default: "
                              "wind.speed=9 wind.direction_deg=20)")
@@ -83,7 +84,7 @@ def _shoot(args, overrides) -> int:
     preset.data = apply_overrides(preset.data, overrides)
     app = app_instance()
     settings = QSettings(str(Path("/tmp") / "treedyn_screenshot.ini"), QSettings.Format.IniFormat)
-    window = MainWindow(preset, settings=settings, render_mode=TUBES if args.tubes else LINES)
+    window = MainWindow(preset, settings=settings, render_mode=LINES if args.lines else TUBES)
     width, height = (int(v) for v in args.size.split("x"))
     window.resize(width, height)
     window.show()

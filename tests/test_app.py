@@ -295,18 +295,19 @@ def test_canvas_shows_the_tree_and_it_moves_in_the_wind(qtbot, open_window):
     assert changed > 20 * STILL_PIXELS, "the tree should move in a 6 m/s wind"
 
 
-def test_tubes_render_mode(qtbot, open_window):
-    from treedyn_app import canvas
-
+def test_render_modes(qtbot, open_window):
     window = open_window(load_preset("sapling"))
-    assert canvas.tubes_available  # PyOpenGL is a dependency: 'gl+' is in use
+    assert window.canvas.tree.mode == "tubes" and window.tubes_action.isChecked()  # default
+    window.lines_action.trigger()
+    assert window.canvas.tree.mode == "lines"
+    wait_frames(qtbot, window, 0.2)
+    brown, green = tree_pixels(window.canvas.render())
+    assert brown.sum() > 100 and green.sum() > 1000
     window.tubes_action.trigger()
     assert window.canvas.tree.mode == "tubes"
     wait_frames(qtbot, window, 0.2)
     brown, green = tree_pixels(window.canvas.render())
     assert brown.sum() > 100 and green.sum() > 1000
-    window.lines_action.trigger()
-    assert window.canvas.tree.mode == "lines"
 
 
 def test_canvas_is_still_without_wind(qtbot, open_window):
@@ -335,7 +336,8 @@ def test_preparing_message_until_the_simulation_is_ready(qtbot, settings):
         window.shutdown()
 
 
-def test_drawing_allocates_nothing_per_limb():
+@pytest.mark.parametrize("mode", ["tubes", "lines"])
+def test_drawing_allocates_nothing_per_limb(mode):
     """set_pose refills preallocated buffers: its peak allocation stays far below the size
     of one (N, 3) array of positions."""
     from treedyn_app.canvas import configure_vispy
@@ -343,7 +345,7 @@ def test_drawing_allocates_nothing_per_limb():
 
     configure_vispy()
     tree = Simulation(load_preset("old_oak")).tree
-    visual = TreeVisual(scene.Node())
+    visual = TreeVisual(scene.Node(), mode=mode)
     visual.set_tree(tree)
     base = np.ascontiguousarray(tree.rest_base)
     tip = np.ascontiguousarray(tree.rest_tip)

@@ -124,7 +124,7 @@ def test_bench_frames_json_has_every_row(qapp):
 
     buffer = io.StringIO()
     result = bench_frames.run(sizes=(100,), as_json=True, out=buffer, live_seconds=1.0,
-                              live_warm_up=0.5)
+                              live_warm_up=0.5, live_runs=(("tubes", 10_000),))
     printed = json.loads(buffer.getvalue())
     assert printed == json.loads(json.dumps(result))
 
@@ -133,14 +133,16 @@ def test_bench_frames_json_has_every_row(qapp):
         assert machine[key], key
     assert machine.get("gl_renderer"), "the OpenGL renderer string is printed"
 
-    (row,) = printed["frames"]
-    assert 50 <= row["limbs"] <= 200 and row["segments"] == row["limbs"]
-    for key in ("update_ms", "draw_ms", "frame_ms", "fps", "cpu_ms", "render_ms", "frames"):
-        assert positive(row[key]), (key, row[key])
-    assert row["frame_ms"] >= row["draw_ms"]
-    assert row["fps"] == pytest.approx(1e3 / row["frame_ms"])
+    assert [row["mode"] for row in printed["frames"]] == ["tubes", "lines"]
+    for row in printed["frames"]:
+        assert 50 <= row["limbs"] <= 200 and row["segments"] == row["limbs"]
+        for key in ("update_ms", "draw_ms", "frame_ms", "fps", "cpu_ms", "render_ms", "frames"):
+            assert positive(row[key]), (key, row[key])
+        assert row["frame_ms"] >= row["draw_ms"]
+        assert row["fps"] == pytest.approx(1e3 / row["frame_ms"])
 
-    live = printed["app"]
+    (live,) = printed["app"]
+    assert live["mode"] == "tubes"
     assert 5_000 <= live["limbs"] <= 20_000  # the 10,000-limb tree
     assert live["integrator"] == "implicit"
     for key in ("fps", "frames", "real_time_factor", "new_poses_per_second", "seconds"):

@@ -76,6 +76,19 @@ def test_foliage_area_and_placement(form):
                                clumps.normal, atol=1e-9)
 
 
+def test_weeping_foliage_hangs_in_upright_strips():
+    form = FORMS["weeping"]
+    clumps = foliage_clumps(np.full(50, 0.5), form, max_triangles=500)
+    top_left, top_right, point = (clumps.corners[:, k] for k in range(3))
+    np.testing.assert_allclose(top_left[:, 2], top_right[:, 2], atol=1e-12)  # a level top
+    width = np.linalg.norm(top_right - top_left, axis=1)
+    # The point hangs straight below the top edge's middle, `hang` widths down.
+    np.testing.assert_allclose(point - 0.5 * (top_left + top_right),
+                               np.stack([0 * width, 0 * width, -form.hang * width], axis=1),
+                               atol=1e-12)
+    np.testing.assert_allclose(clumps.normal[:, 2], 0.0, atol=1e-12)  # upright
+
+
 def test_foliage_budget_spreads_the_area_over_fewer_limbs():
     leaf_area = np.full(1000, 0.3)
     clumps = foliage_clumps(leaf_area, FORMS["broadleaf"], max_triangles=200)

@@ -27,7 +27,11 @@ TWIG_TAPER = 0.6
 # is FOLIAGE_AREA·A. Drawn triangles stand for many leaves, seen through gaps: 0.6 of the
 # leaf area keeps the crown's see-through look of the app's first screenshots.
 FOLIAGE_AREA = 0.6
-MAX_TRIANGLES_PER_LIMB = 30
+# A tree of few leafy limbs gets up to MAX_TRIANGLES_PER_LIMB small triangles on each (fine
+# foliage, not a few big cards), to about FOLIAGE_TRIANGLES in all; a tree of more leafy limbs
+# one each, to MAX_FOLIAGE_TRIANGLES. (Drawing costs per triangle on a software rasteriser.)
+MAX_TRIANGLES_PER_LIMB = 100
+FOLIAGE_TRIANGLES = 8000
 MAX_FOLIAGE_TRIANGLES = 16000
 FOLIAGE_SEED = 20240607
 
@@ -43,6 +47,8 @@ class FoliageForm:
     along : (2,) fractions of the limb's length between which the clumps' centres sit
     spread : clump radius over sqrt(leaf area)
     squash : (3,) scale of the clump along inertial x, y, z at rest (z up): < 1 flattens
+    hang : 0 for leaves in random planes; > 0 for hanging strips (curtains): upright,
+        pointing down, this many times as long as wide
     """
 
     name: str
@@ -50,6 +56,7 @@ class FoliageForm:
     along: tuple[float, float]
     spread: float
     squash: tuple[float, float, float]
+    hang: float = 0.0
 
 
 FORMS = {
@@ -57,8 +64,9 @@ FORMS = {
     "broadleaf": FoliageForm("broadleaf", (0.25, 0.50, 0.17), (0.8, 0.8), 0.45, (1.0, 1.0, 0.7)),
     # Conifer: dark, flat horizontal sprays of needles along the whole shoot.
     "conifer": FoliageForm("conifer", (0.13, 0.34, 0.18), (0.15, 1.0), 0.40, (1.0, 1.0, 0.35)),
-    # Weeping: light green curtains hanging along the pendulous shoots.
-    "weeping": FoliageForm("weeping", (0.45, 0.60, 0.22), (0.0, 1.0), 0.35, (0.6, 0.6, 1.4)),
+    # Weeping: light green curtains, narrow strips hanging from along the pendulous shoots.
+    "weeping": FoliageForm("weeping", (0.45, 0.60, 0.22), (0.0, 1.0), 0.25, (0.5, 0.5, 0.6),
+                           hang=8.0),
 }
 WEEPING_DROOP_DEG = 15.0  # a generator whose branches droop at least this much weeps
 
@@ -189,7 +197,8 @@ def foliage_clumps(leaf_area: np.ndarray, form: FoliageForm,
     if len(leafy) > max_triangles:
         leaf_area = leaf_area * (len(leafy) / max_triangles)
         leafy = leafy[np.linspace(0, len(leafy) - 1, max_triangles).astype(int)]
-    per_limb = int(np.clip(max_triangles // max(len(leafy), 1), 1, MAX_TRIANGLES_PER_LIMB))
+    per_limb = int(np.clip(min(FOLIAGE_TRIANGLES, max_triangles) // max(len(leafy), 1), 1,
+                           MAX_TRIANGLES_PER_LIMB))
     t = len(leafy) * per_limb
     rng = np.random.default_rng(seed)
     limb = np.repeat(leafy, per_limb)
@@ -198,8 +207,14 @@ def foliage_clumps(leaf_area: np.ndarray, form: FoliageForm,
                                      * rng.uniform(0, 1, t) ** (1 / 3))[:, None]
     centre *= np.asarray(form.squash)
     along = rng.uniform(form.along[0], form.along[1], t)
+    area = FOLIAGE_AREA * scale ** 2 / per_limb
+    if form.hang > 0:
+        corners = _hanging_strips(rng, centre, area, form.hang)
+        face = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+        normal = face / np.linalg.norm(face, axis=1, keepdims=True)
+        return FoliageClumps(limb, along, corners, normal, np.asarray(form.colour, dtype=float))
     # Equilateral triangles of area FOLIAGE_AREA·A/per_limb in random planes.
-    side = np.sqrt(4.0 / math.sqrt(3.0) * FOLIAGE_AREA * scale ** 2 / per_limb)
+    side = np.sqrt(4.0 / math.sqrt(3.0) * area)
     normal = _random_unit(rng, t)
     u = np.cross(normal, _random_unit(rng, t))
     u /= np.maximum(np.linalg.norm(u, axis=1, keepdims=True), 1e-12)
@@ -208,6 +223,18 @@ def foliage_clumps(leaf_area: np.ndarray, form: FoliageForm,
     corners = np.stack([centre + circumradius * (math.cos(a) * u + math.sin(a) * w)
                         for a in (0.0, 2 * math.pi / 3, 4 * math.pi / 3)], axis=1)
     return FoliageClumps(limb, along, corners, normal, np.asarray(form.colour, dtype=float))
+
+
+def _hanging_strips(rng: np.random.Generator, top: np.ndarray, area: np.ndarray,
+                    aspect: float) -> np.ndarray:
+    """(T, 3, 3) m: upright triangles of `area` (T,) m², their top edge (horizontal, random
+    azimuth) centred on `top` (T, 3), their point `aspect` times the top edge's width below."""
+    width = np.sqrt(2.0 * area / aspect)
+    azimuth = rng.uniform(0.0, 2.0 * math.pi, len(top))
+    across = np.stack([np.cos(azimuth), np.sin(azimuth), np.zeros(len(top))], axis=1)
+    half = 0.5 * width[:, None] * across
+    bottom = top - (aspect * width)[:, None] * np.array([0.0, 0.0, 1.0])
+    return np.stack([top - half, top + half, bottom], axis=1)
 
 
 def _random_unit(rng: np.random.Generator, count: int) -> np.ndarray:
