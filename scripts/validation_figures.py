@@ -35,7 +35,7 @@ FIELD_DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "field_swa
 MEASURED = [("picea_abies", "forest"), ("picea_sitchensis", "forest"),
             ("pinus_sylvestris", "forest"), ("pseudotsuga_menziesii", "forest"),
             ("quercus_rubra", "open"), ("acer_saccharum", "open")]
-TREES_PER_SPECIES = 30  # evenly over a species' trees sorted by height
+TREES_PER_SPECIES = 12  # as tests/test_species.py; evenly over a species' trees sorted by height
 CONIFER_SIZES = [(10.0, 60.0), (15.0, 50.0), (18.0, 70.0), (22.0, 60.0), (25.0, 80.0),
                  (30.0, 90.0)]
 BROADLEAF_SIZES = [(8.0, 42.0), (12.0, 40.0), (16.0, 45.0), (22.0, 45.0)]
