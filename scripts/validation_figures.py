@@ -67,7 +67,7 @@ def measured_points():
     for name, stand in MEASURED:
         rows = []
         for height, dbh, measured in measured_trees(name, stand):
-            f0 = sway_frequency_hz(modes(data(name, stand, height, dbh), 12))
+            f0 = sway_frequency(data(name, stand, height, dbh))
             rows.append((height, dbh, measured, f0))
             print(f"{name} {height:g} m {dbh:.3f} m: f0 = {f0:.3f} Hz, measured {measured:.3f} Hz",
                   flush=True)
@@ -102,6 +102,12 @@ def plot_measured(points):
     fig.savefig(DOCS / "measured_trees.png", dpi=110)
 
 
+def sway_frequency(tree_data):
+    """f0 (Hz) of a tree: among its 12 lowest modes, else among 60 (a broadleaf's crown
+    sway may lie above many single-limb modes)."""
+    return sway_frequency_hz(modes(tree_data, 12)) or sway_frequency_hz(modes(tree_data, 60))
+
+
 def sway_points():
     out = {}
     groups = [(name, "forest", CONIFER_SIZES) for name in species.names()
@@ -111,7 +117,7 @@ def sway_points():
         rows = []
         for height, slenderness in sizes:
             dbh = height / slenderness
-            f0 = sway_frequency_hz(modes(data(name, stand, height, dbh), 12))
+            f0 = sway_frequency(data(name, stand, height, dbh))
             rows.append((100.0 * dbh / height ** 2, f0))
             print(f"{name} {height:g} m {dbh:.3f} m: f0 = {f0:.3f} Hz", flush=True)
         out[name] = rows

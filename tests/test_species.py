@@ -186,8 +186,10 @@ def log_ratios(name: str, stand: str) -> np.ndarray:
     """ln(f_model / f_measured) of the measured trees rebuilt at their H and DBH."""
     out = []
     for height, dbh, f0 in measured_trees(name, stand):
-        result = modes(species_data(name, height, dbh, generator={"stand": stand}), 12)
-        out.append(math.log(sway_frequency_hz(result) / f0))
+        tree = species_data(name, height, dbh, generator={"stand": stand})
+        # A broadleaf's crown sway may lie above many single-limb modes.
+        f_model = sway_frequency_hz(modes(tree, 12)) or sway_frequency_hz(modes(tree, 60))
+        out.append(math.log(f_model / f0))
     return np.array(out)
 
 
