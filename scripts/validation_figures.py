@@ -1,13 +1,18 @@
-"""Make the figures of docs/validation.md: sway frequency of generated trees against DBH/H²
-with the field relations, and pull-and-release damping ratios in leaf and leafless.
+"""Make the figures of docs/validation.md: the sway frequency of the measured trees (Jackson et
+al. 2019's compilation, tests/data/field_sway_frequencies.csv) rebuilt at their height and
+DBH against their measured f0, generated trees against DBH/H² with the field relations, and
+pull-and-release damping ratios in leaf and leafless.
 
-    python scripts/validation_figures.py        # writes docs/sway_frequency.png, docs/damping.png
+    python scripts/validation_figures.py
+    # writes docs/measured_trees.png, docs/sway_frequency.png, docs/damping.png
 
-Takes a few minutes (one modal analysis per tree, one release simulation per damping point).
+Takes a quarter of an hour (one modal analysis per tree, one release simulation per damping
+point).
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 from pathlib import Path
@@ -26,6 +31,11 @@ from treedyn_core.simulation import Simulation  # noqa: E402
 from treedyn_core.sway import sway_frequency_hz  # noqa: E402
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
+FIELD_DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "field_sway_frequencies.csv"
+MEASURED = [("picea_abies", "forest"), ("picea_sitchensis", "forest"),
+            ("pinus_sylvestris", "forest"), ("pseudotsuga_menziesii", "forest"),
+            ("quercus_rubra", "open"), ("acer_saccharum", "open")]
+TREES_PER_SPECIES = 12  # as tests/test_species.py; evenly over a species' trees sorted by height
 CONIFER_SIZES = [(10.0, 60.0), (15.0, 50.0), (18.0, 70.0), (22.0, 60.0), (25.0, 80.0),
                  (30.0, 90.0)]
 BROADLEAF_SIZES = [(8.0, 42.0), (12.0, 40.0), (16.0, 45.0), (22.0, 45.0)]
@@ -38,6 +48,66 @@ def data(name, stand, height, dbh, **generator):
     return validate({"tree": {"generator": gen}}, "<figure>")
 
 
+def measured_trees(name, stand):
+    """(H, DBH, f0) of the measured trees of a species within the allometry, at most
+    TREES_PER_SPECIES evenly over their heights."""
+    low, high = species.table()["limits"]["height_m"]
+    thin, thick = species.table()["limits"]["slenderness"]
+    with FIELD_DATA.open(encoding="utf-8") as stream:
+        rows = [r for r in csv.DictReader(line for line in stream if not line.startswith("#"))
+                if r["species"] == name and r["stand"] == stand]
+    trees = sorted((float(r["height_m"]), float(r["dbh_m"]), float(r["f0_hz"])) for r in rows)
+    trees = [t for t in trees if low <= t[0] <= high and thin <= t[0] / t[1] <= thick]
+    pick = np.unique(np.linspace(0, len(trees) - 1, min(TREES_PER_SPECIES, len(trees))).round())
+    return [trees[int(i)] for i in pick]
+
+
+def measured_points():
+    out = {}
+    for name, stand in MEASURED:
+        rows = []
+        for height, dbh, measured in measured_trees(name, stand):
+            f0 = sway_frequency(data(name, stand, height, dbh))
+            rows.append((height, dbh, measured, f0))
+            print(f"{name} {height:g} m {dbh:.3f} m: f0 = {f0:.3f} Hz, measured {measured:.3f} Hz",
+                  flush=True)
+        ln = np.log([r[3] / r[2] for r in rows])
+        print(f"{name}: {len(rows)} trees, median |ln| {np.median(np.abs(ln)):.3f}, "
+              f"mean ln {ln.mean():+.3f}", flush=True)
+        out[name] = rows
+    return out
+
+
+def plot_measured(points):
+    fig, ax = plt.subplots(figsize=(6.5, 5.5))
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    every = np.array([[r[2], r[3]] for rows in points.values() for r in rows])
+    span = np.array([every.min() * 0.8, every.max() * 1.25])
+    ax.plot(span, span, "k-", lw=1, label="model = measured")
+    ax.fill_between(span, span * math.exp(-0.25), span * math.exp(0.25), color="k", alpha=0.07,
+                    label="|ln ratio| ≤ 0.25")
+    for colour, (name, rows) in zip(colours, points.items()):
+        rows = np.array(rows)
+        ln = np.log(rows[:, 3] / rows[:, 2])
+        ax.plot(rows[:, 2], rows[:, 3], "o", ms=4, color=colour,
+                label=f"{species.entry(name)['common_name']}: median |ln| "
+                      f"{np.median(np.abs(ln)):.2f}, mean {ln.mean():+.2f}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("measured f0 (Hz)")
+    ax.set_ylabel("model f0 (Hz), the tree rebuilt at its H and DBH")
+    ax.set_title("Measured trees (Jackson et al. 2019 compilation)", fontsize=10)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(DOCS / "measured_trees.png", dpi=110)
+
+
+def sway_frequency(tree_data):
+    """f0 (Hz) of a tree: among its 12 lowest modes, else among 60 (a broadleaf's crown
+    sway may lie above many single-limb modes)."""
+    return sway_frequency_hz(modes(tree_data, 12)) or sway_frequency_hz(modes(tree_data, 60))
+
+
 def sway_points():
     out = {}
     groups = [(name, "forest", CONIFER_SIZES) for name in species.names()
@@ -47,7 +117,7 @@ def sway_points():
         rows = []
         for height, slenderness in sizes:
             dbh = height / slenderness
-            f0 = sway_frequency_hz(modes(data(name, stand, height, dbh), 12))
+            f0 = sway_frequency(data(name, stand, height, dbh))
             rows.append((100.0 * dbh / height ** 2, f0))
             print(f"{name} {height:g} m {dbh:.3f} m: f0 = {f0:.3f} Hz", flush=True)
         out[name] = rows
@@ -80,7 +150,7 @@ def plot_sway(points):
         ax.fill_between(x, k * x * math.exp(-s), k * x * math.exp(s), color=colour, alpha=0.08)
     ax.set_xlabel("DBH/H² (cm/m²)")
     ax.set_ylabel("sway frequency f0 (Hz)")
-    ax.set_title("Generated trees against the field relations (bands: stated scatter)")
+    ax.set_title("Generated trees against the field relations (bands: scatter of ln k)")
     ax.legend(fontsize=7, ncol=2)
     fig.tight_layout()
     fig.savefig(DOCS / "sway_frequency.png", dpi=110)
@@ -102,12 +172,14 @@ def plot_damping(points):
 
 
 def main():
+    measured = measured_points()
+    plot_measured(measured)
     sway = sway_points()
-    damping = damping_points()
     plot_sway(sway)
+    damping = damping_points()
     plot_damping(damping)
-    (DOCS / "validation_points.json").write_text(json.dumps({"sway": sway, "damping": damping},
-                                                            indent=1))
+    (DOCS / "validation_points.json").write_text(json.dumps(
+        {"measured": measured, "sway": sway, "damping": damping}, indent=1))
 
 
 if __name__ == "__main__":

@@ -916,7 +916,10 @@ def apply_overrides(data: dict, assignments: list[str], source: str = "--set") -
             raise PresetError(_one_line(f"{origin}: expected KEY=VALUE, "
                                         f"e.g. {source} wind.speed=12"))
         key = key.strip()
-        _assign(result, _parse_key(key, origin), _parse_value(text, key, origin), origin)
+        parts = _parse_key(key, origin)
+        if key in species.SIZE_KEYS:  # a new size or species: derive its keys anew
+            result = species.strip_derived(result)
+        _assign(result, parts, _parse_value(text, key, origin), origin)
         result = validate(result, origin)
     return result
 

@@ -15,7 +15,9 @@ always wins):
 - Mass: branch wood (``branch_mass``) and foliage are set from the species' above-ground
   biomass fractions (stem : branches : foliage) relative to the stem's own mass, which the
   taper and the wood density give; foliage mass = leaf area × ``leaf_mass_per_area``, so the
-  leaf area per shoot end follows from the foliage mass.
+  leaf area per shoot end follows from the foliage mass. Where the table gives biomass
+  functions of the tree's size (`biomass_fractions`), the fractions are those of a tree of
+  this DBH and height: small trees carry relatively more crown than large ones.
 - Root: ``root_stiffness`` from the critical turning moment per stem mass (`anchorage`).
 - Wood: density, Young's modulus, Poisson's ratio, modulus of rupture, structural damping
   ratio; wind: the foliage's drag coefficient and Vogel exponent.
@@ -102,6 +104,29 @@ def check_size(name: str, height: float, dbh: float, fail: Fail) -> None:
              f"{slenderness:.3g}, outside the allometry of {name} ({low:g}–{high:g})")
 
 
+def _component(coefficients, dbh_cm: float, height: float) -> float:
+    """Dry mass (kg) of one biomass component, W = exp(a + b·D/(D + c) + d·H + e·ln H), D in
+    cm and H in m: the form of Marklund's (1988) functions."""
+    a, b, c, d, e = (float(v) for v in coefficients)
+    return math.exp(a + b * dbh_cm / (dbh_cm + c) + d * height + e * math.log(height))
+
+
+def biomass_fractions(name: str, height: float, dbh: float) -> dict:
+    """Above-ground fractions {"stem", "branches", "foliage"} of species `name` at height H and
+    DBH (m): the table's biomass functions of size where it gives them (stem = stem wood + bark,
+    branches = living branches with their foliage − foliage), else its fixed fractions."""
+    biomass = entry(name)["biomass"]
+    functions = biomass.get("functions")
+    if functions is None:
+        return {part: float(biomass[part]) for part in ("stem", "branches", "foliage")}
+    dbh_cm = 100.0 * dbh
+    stem = sum(_component(functions[part], dbh_cm, height) for part in ("stem_wood", "bark"))
+    foliage = _component(functions["foliage"], dbh_cm, height)
+    branches = _component(functions["living_branches"], dbh_cm, height) - foliage
+    total = stem + branches + foliage
+    return {"stem": stem / total, "branches": branches / total, "foliage": foliage / total}
+
+
 def derive(name: str, height: float, dbh: float, stand: str = "forest",
            density: float | None = None) -> dict:
     """Everything a species gives a tree of height H and DBH (m), as preset sections:
@@ -130,7 +155,7 @@ def derive(name: str, height: float, dbh: float, stand: str = "forest",
     whorl_length_ratio = 0.5 * crown["width_over_height"][stand] * height / (above_lowest * reach)
     whorl_length_ratio = min(max(whorl_length_ratio, 0.05), 2.0)
 
-    biomass = spec["biomass"]
+    biomass = biomass_fractions(name, height, dbh)
     branch_mass = stem_mass * biomass["branches"] / biomass["stem"]
     foliage_mass = stem_mass * biomass["foliage"] / biomass["stem"]
     foliage = spec["foliage"]
@@ -186,6 +211,44 @@ def _fill(given: dict, derived: dict) -> dict:
             out[key] = copy.deepcopy(value)
         elif isinstance(value, dict) and isinstance(out[key], dict):
             out[key] = _fill(out[key], value)
+    return out
+
+
+# The keys that choose a species tree's size and kind: changing one re-derives the rest.
+SIZE_KEYS = ("tree.generator.species", "tree.generator.height", "tree.generator.dbh",
+             "tree.generator.stand", "material.density")
+
+
+def _without(given: dict, derived: dict) -> dict:
+    """`given` without the keys whose value is the one `derived` holds (nested the same way)."""
+    out = {}
+    for key, value in given.items():
+        if key not in derived:
+            out[key] = value
+        elif isinstance(value, dict) and isinstance(derived[key], dict):
+            rest = _without(value, derived[key])
+            if rest:
+                out[key] = rest
+        elif value != derived[key]:
+            out[key] = value
+    return out
+
+
+def strip_derived(data: dict) -> dict:
+    """A validated species preset `data` without the keys its species derived (those holding
+    the derived value), so that validating it again after a change of species, height, DBH,
+    stand or density derives them anew; a key the preset gave itself with another value stays.
+    A preset without a species is returned as is."""
+    gen = data["tree"].get("generator")
+    if not isinstance(gen, dict) or gen.get("species") is None:
+        return data
+    derived = derive(gen["species"], float(gen["height"]), float(gen["dbh"]),
+                     gen.get("stand", "forest"), data["material"]["density"])
+    out = dict(data)
+    out["tree"] = dict(data["tree"])
+    out["tree"]["generator"] = _without(gen, derived["generator"])
+    for section in ("material", "wind"):
+        out[section] = _without(data[section], derived[section])
     return out
 
 
