@@ -40,6 +40,7 @@ from .joints import joint_torques
 from .kernel import kernel
 from . import mat3 as m3
 from .tree import pose_by_levels
+from .tree_lowrank import LowRankTreeMatrix
 
 # -- the pattern of ancestor/descendant pairs ----------------------------------------------------
 
@@ -444,6 +445,63 @@ def tree_pattern(tree):
     return pair_pattern(tree.parent, tree.depth)
 
 
+# Mean number of ancestor pairs per limb, Σ (depth + 1) / N, above which M and K are held as
+# `LowRankTreeMatrix` instead of in the pair pattern. The pattern keeps Σ (depth + 1) 3×3 blocks
+# per matrix and its solve costs O(depth) per limb; the low-rank form keeps ~15 blocks' worth
+# per limb (M, K and the factor) and its solve costs O(1) per limb. The shipped presets have
+# means of 6–17 and keep the pattern; a chain of N limbs has (N + 1)/2.
+PAIR_PATTERN_MEAN_PAIRS = 32.0
+
+
+def uses_pair_pattern(tree) -> bool:
+    """Whether the tree's M and K are kept in the pair pattern (`PAIR_PATTERN_MEAN_PAIRS`)."""
+    return float(np.mean(tree.depth + 1.0)) <= PAIR_PATTERN_MEAN_PAIRS
+
+
+def matrix_pattern(tree):
+    """The pair pattern the tree's M and K are kept in, or None when the tree is too deep for
+    it (`uses_pair_pattern`): then they are `LowRankTreeMatrix`es."""
+    return tree_pattern(tree) if uses_pair_pattern(tree) else None
+
+
+def _diagonal_pattern(n: int):
+    node = np.arange(n, dtype=np.int64)
+    return np.arange(n + 1, dtype=np.int64), node, node
+
+
+def lowrank_matrices(config: Configuration):
+    """(M, K_gravity) as `LowRankTreeMatrix`es, O(N) memory (docs/design.md §7).
+
+    With U_j = [C_j; base_j^× C_j] (joint j's motion as a spatial motion at the inertial
+    origin, inertial axes) the blocks of `_mass_blocks` and `_gravity_blocks` for j a strict
+    ancestor of i factor as U_jᵀ W_i, since ``C_jᵀ (w₁ − base_j^× w₂) = U_jᵀ [w₁; w₂]``:
+    M: W_i = [(J_i − base_i^× h_i^×) C_i; −h_i^× C_i]  (then −d^× h^× with d = base_i − base_j);
+    K_gravity: W_i = [−g^× h_i^× C_i; 0]. The diagonal blocks are those of the kernels.
+    """
+    n = config.tree.n
+    _, sub_h, sub_J = config.composite()
+    C, base = config.C_IF, config.base
+    b_hat, h_hat = so3.hat_many(base), so3.hat_many(sub_h)
+    g_hat = so3.hat_many(config.gravity[None])[0]
+    U = np.concatenate([C, b_hat @ C], axis=1)
+    W_M = np.concatenate([(sub_J - b_hat @ h_hat) @ C, -h_hat @ C], axis=1)
+    W_G = np.concatenate([-(g_hat @ h_hat) @ C, np.zeros((n, 3, 3))], axis=1)
+    diagonal = _diagonal_pattern(n)
+    D_M, D_G = np.empty((n, 3, 3)), np.empty((n, 3, 3))
+    _mass_blocks(diagonal[1], diagonal[2], C, base, sub_h, sub_J, D_M)
+    _gravity_blocks(diagonal[1], diagonal[2], C, sub_h, config.gravity, D_G)
+    parent = config.tree.parent
+    return LowRankTreeMatrix(parent, D_M, U, W_M), LowRankTreeMatrix(parent, D_G, U, W_G)
+
+
+def model_matrices(config: Configuration, pattern):
+    """(M, K_gravity) about `config`: `BlockTreeMatrix`es in `pattern`, or `LowRankTreeMatrix`es
+    when pattern is None (see `matrix_pattern`)."""
+    if pattern is None:
+        return lowrank_matrices(config)
+    return mass_matrix(config, pattern), gravity_stiffness(config, pattern)
+
+
 def mass_matrix(config: Configuration, pattern=None) -> BlockTreeMatrix:
     """Joint-space mass matrix M (kg m²), ½ vᵀ M v the kinetic energy."""
     pattern = pattern or tree_pattern(config.tree)
@@ -463,11 +521,18 @@ def gravity_stiffness(config: Configuration, pattern=None) -> BlockTreeMatrix:
     return BlockTreeMatrix(pattern, blocks)
 
 
-def stiffness_matrix(config: Configuration, pattern=None) -> BlockTreeMatrix:
-    """K = K_gravity + K_spring (block-diagonal exact spring Hessians), N m/rad."""
+def stiffness_matrix(config: Configuration, pattern=None):
+    """K = K_gravity + K_spring (block-diagonal exact spring Hessians), N m/rad, in `pattern`
+    (default the tree's pair pattern; None: a `LowRankTreeMatrix`, `model_matrices`)."""
+    return _tangent_stiffness(config, pattern or tree_pattern(config.tree))
+
+
+def _tangent_stiffness(config: Configuration, pattern):
     sim = config.sim
     spring = spring_hessians(config.R_rel, sim.spring_C_rel, config.tree.stiffness,
                              sim.stiffness_scale)
+    if pattern is None:
+        return lowrank_matrices(config)[1].plus_diagonal(spring)
     return gravity_stiffness(config, pattern).plus_diagonal(spring)
 
 
@@ -475,9 +540,10 @@ def stiffness_matrix(config: Configuration, pattern=None) -> BlockTreeMatrix:
 class LinearModel:
     """``M ε̈ + C ε̇ + K ε = 0`` about the static equilibrium ``R_rel`` (breadth-first order).
 
-    M, K : BlockTreeMatrix (3N, 3N), kg m² and N m/rad; K = K_spring + K_gravity.
+    M, K : BlockTreeMatrix or LowRankTreeMatrix (`matrix_pattern`) (3N, 3N), kg m² and
+        N m/rad; K = K_spring + K_gravity.
     K_spring : (N, 3, 3) N m/rad, block-diagonal (the spring's exact second variation).
-    K_gravity : BlockTreeMatrix, N m/rad.
+    K_gravity : BlockTreeMatrix or LowRankTreeMatrix, N m/rad.
     C : (N, 3, 3) N m s/rad, block-diagonal (damping scale applied).
     equilibrium : Equilibrium
     """
@@ -503,11 +569,10 @@ def linearise(sim, equilibrium: "Equilibrium | None" = None) -> LinearModel:
     `static_equilibrium` unless given), wind off."""
     equilibrium = equilibrium or static_equilibrium(sim)
     config = Configuration(sim, equilibrium.R_rel)
-    pattern = tree_pattern(sim.tree)
     spring = spring_hessians(config.R_rel, sim.spring_C_rel, sim.tree.stiffness,
                              sim.stiffness_scale)
-    K_gravity = gravity_stiffness(config, pattern)
-    return LinearModel(M=mass_matrix(config, pattern), K=K_gravity.plus_diagonal(spring),
+    M, K_gravity = model_matrices(config, matrix_pattern(sim.tree))
+    return LinearModel(M=M, K=K_gravity.plus_diagonal(spring),
                        K_spring=spring, K_gravity=K_gravity,
                        C=sim.damping_scale * sim.tree.damping, equilibrium=equilibrium)
 
@@ -552,7 +617,7 @@ def _newton(sim, R: np.ndarray, gravity: np.ndarray, force_scale: float, pattern
             return R, iteration
         if iteration == NEWTON_MAX_ITERATIONS:
             break
-        factor = stiffness_matrix(config, pattern).factor()
+        factor = _tangent_stiffness(config, pattern).factor()
         if not factor.ok:
             return None
         delta = factor.solve(Q.reshape(-1)).reshape(-1, 3)
@@ -578,7 +643,7 @@ def static_equilibrium(sim) -> Equilibrium:
     TreedynError if no equilibrium is found.
     """
     tree = sim.tree
-    pattern = tree_pattern(tree)
+    pattern = matrix_pattern(tree)
     R0 = np.ascontiguousarray(tree.rest_C_rel)
     Q0 = Configuration(sim, R0).generalized_forces()
     spring0 = Configuration(sim, R0, np.zeros(3)).generalized_forces()

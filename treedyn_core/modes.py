@@ -47,7 +47,7 @@ import scipy.optimize
 import scipy.sparse.linalg
 
 from .errors import TreedynError
-from .linearise import Configuration, LinearModel, linearise
+from .linearise import Configuration, LinearModel, linearise, uses_pair_pattern
 from .resources import check_memory
 from .sway import sway_frequency_hz, sway_line
 
@@ -184,19 +184,27 @@ def modes(sim_or_preset, count: int = 10) -> ModeResult:
 # Block-tree matrices held at once while the modes are computed: M, K, C, K − σM and its
 # factor, and one spare for temporaries.
 _BLOCK_MATRICES = 6
+# Numbers kept per limb by the low-rank form (`tree_lowrank`): M, K_gravity, K and K − σM
+# (D 9, U 18, W 18 each), the factor (P⁻¹ 9, B 18, Φ̄ 36 while it is built), and the per-limb
+# arrays of the linearisation and the kinematics (~60).
+_LOWRANK_NUMBERS_PER_LIMB = 4 * 45 + 63 + 60
 
 
 def solver_memory(tree) -> float:
     """Bytes the eigen-solver of a tree needs: the dense (3N)² matrices (a few of them) below
-    `DENSE_DOF_LIMIT` degrees of freedom, else the block-tree matrices of `linearise`, one
-    3×3 block per (limb, ancestor) pair, Σ (depth + 1) of them: O(N) for a bushy tree, but
-    O(N²) for a long chain (a 20,000-limb trunk: 2·10⁸ blocks, 14 GB each)."""
+    `DENSE_DOF_LIMIT` degrees of freedom; above, ARPACK's vectors (2 × `MAX_SPARSE_MODES` of
+    3N numbers) and the matrices of `linearise.matrix_pattern`: in the pair pattern one 3×3
+    block per (limb, ancestor) pair, Σ (depth + 1) of them, or, for a tree too deep for it
+    (a long chain, whose pairs grow as N²), the low-rank form's O(N)."""
     n_dof = 3 * tree.n
-    pairs = float(np.sum(tree.depth.astype(float) + 1.0))
-    blocks = _BLOCK_MATRICES * pairs * 9 * 8
+    if uses_pair_pattern(tree):
+        pairs = float(np.sum(tree.depth.astype(float) + 1.0))
+        matrices = _BLOCK_MATRICES * pairs * 9 * 8
+    else:
+        matrices = _LOWRANK_NUMBERS_PER_LIMB * tree.n * 8.0
     if n_dof <= DENSE_DOF_LIMIT:
-        return blocks + 4 * n_dof * n_dof * 8
-    return blocks + 2 * n_dof * (MAX_SPARSE_MODES + EXTRA_MODES) * 8
+        return matrices + 4 * n_dof * n_dof * 8
+    return matrices + 2 * n_dof * (MAX_SPARSE_MODES + EXTRA_MODES) * 8
 
 
 def _zero_tolerance(model: LinearModel) -> float:
