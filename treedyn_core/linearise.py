@@ -16,11 +16,15 @@ the joint rate ``v_i`` (child axes). About a static equilibrium
   on the relative rate ``v``).
 
 Only blocks of ancestor/descendant joint pairs are nonzero in M and K
-("branch-induced sparsity", RBDA §6.5). They are stored in `BlockTreeMatrix`,
-which factors ``A = F D Fᵀ`` in that pattern without fill (children before
-parents), solves in O(N·depth), and counts negative eigenvalues (Sylvester's
-law of inertia): the sparse direct solver of the Newton statics and of the
-shift-invert eigen-solver in `modes`.
+("branch-induced sparsity", RBDA §6.5), and each such block factors as
+``U_jᵀ W_i`` through 6-vectors (joint j's motion subspace at the inertial
+origin, and the composite body of i's subtree): `lowrank_matrices` keeps M and
+K as `tree_lowrank.LowRankTreeMatrix`, O(N) numbers whatever the tree's depth,
+with O(N) products, solves and negative-eigenvalue counts (Sylvester's law of
+inertia): the linear algebra of the Newton statics, of `modes` and of `pull`.
+`BlockTreeMatrix` holds the same matrices block by block in the pair pattern,
+Σ (depth + 1) blocks (N²/2 on a long chain): assembled sparse matrices for small
+trees, and an independent formulation for the tests.
 
 Every array here is in the tree's breadth-first order; a joint's three
 coordinates are the consecutive entries ``3i, 3i+1, 3i+2``.
@@ -71,7 +75,8 @@ def _fill_ancestors(parent, pair_start, pair_anc):
 
 
 class BlockTreeMatrix:
-    """A symmetric (3N, 3N) matrix whose only nonzero 3×3 blocks join a joint and an ancestor.
+    """A symmetric (3N, 3N) matrix whose only nonzero 3×3 blocks join a joint and an ancestor,
+    kept block by block (assembled sparse matrices; see the module's docstring).
 
     ``blocks[p]`` (P, 3, 3) is the block of rows ``pair_anc[p]``, columns ``pair_node[p]``;
     the transposed block is implied. Diagonal blocks (k = 0) must be symmetric.
@@ -81,33 +86,11 @@ class BlockTreeMatrix:
         self.pattern = pattern
         self.blocks = blocks
 
-    @property
-    def n_dof(self) -> int:
-        return 3 * (self.pattern[0].shape[0] - 1)
-
-    def diagonal_blocks(self) -> np.ndarray:
-        """(N, 3, 3) the joints' own blocks."""
-        return self.blocks[self.pattern[0][:-1]]
-
     def plus_diagonal(self, diagonal: np.ndarray) -> "BlockTreeMatrix":
         """This matrix plus a block-diagonal one (N, 3, 3)."""
         blocks = self.blocks.copy()
         blocks[self.pattern[0][:-1]] += diagonal
         return BlockTreeMatrix(self.pattern, blocks)
-
-    def combined(self, other: "BlockTreeMatrix", factor: float) -> "BlockTreeMatrix":
-        """self + factor · other (same pattern)."""
-        return BlockTreeMatrix(self.pattern, self.blocks + factor * other.blocks)
-
-    def matvec(self, x: np.ndarray) -> np.ndarray:
-        """A x for x (3N,) or (3N, k)."""
-        x = np.asarray(x, dtype=float)
-        flat = x.ndim == 1
-        X = np.ascontiguousarray(x.reshape(-1, 3, 1) if flat else x.reshape(-1, 3, x.shape[1]))
-        Y = np.zeros_like(X)
-        _, pair_node, pair_anc = self.pattern
-        _block_matvec(pair_node, pair_anc, self.blocks, X, Y)
-        return Y.reshape(-1) if flat else Y.reshape(x.shape)
 
     def to_sparse(self) -> scipy.sparse.csc_matrix:
         """The full symmetric matrix, scipy.sparse CSC."""
@@ -119,153 +102,12 @@ class BlockTreeMatrix:
         r = np.concatenate([rows.ravel(), cols[off].ravel()])
         c = np.concatenate([cols.ravel(), rows[off].ravel()])
         data = np.concatenate([self.blocks.ravel(), self.blocks[off].ravel()])
-        n = self.n_dof
+        n = 3 * (self.pattern[0].shape[0] - 1)
         return scipy.sparse.csc_matrix((data, (r, c)), shape=(n, n))
 
     def to_dense(self) -> np.ndarray:
         """The full symmetric matrix as a dense (3N, 3N) array (small trees)."""
         return self.to_sparse().toarray()
-
-    def factor(self) -> "BlockTreeFactor":
-        """``A = F D Fᵀ`` in the pair pattern, children eliminated before parents (no fill)."""
-        pair_start, _, pair_anc = self.pattern
-        F = self.blocks.copy()
-        n = pair_start.shape[0] - 1
-        D_inv = np.empty((n, 3, 3))
-        negative = np.zeros(n, dtype=np.int64)
-        ok = _ldl_factor(pair_start, pair_anc, F, D_inv, negative)
-        return BlockTreeFactor(self.pattern, F, D_inv, int(negative.sum()), bool(ok))
-
-
-@dataclass
-class BlockTreeFactor:
-    """``A = F D Fᵀ`` of a `BlockTreeMatrix`: F unit "ancestor-triangular" (its off-diagonal
-    blocks in the pair pattern), ``D_inv`` (N, 3, 3) the inverse pivots, ``negative`` the
-    number of negative eigenvalues of A (of D, by Sylvester's law), ``ok`` False when a pivot
-    block was singular."""
-
-    pattern: tuple
-    F: np.ndarray
-    D_inv: np.ndarray
-    negative: int
-    ok: bool
-
-    def solve(self, b: np.ndarray) -> np.ndarray:
-        """A⁻¹ b for b (3N,) or (3N, k)."""
-        b = np.asarray(b, dtype=float)
-        flat = b.ndim == 1
-        X = np.array(b.reshape(-1, 3, 1) if flat else b.reshape(-1, 3, b.shape[1]), dtype=float)
-        pair_start, _, pair_anc = self.pattern
-        _ldl_solve(pair_start, pair_anc, self.F, self.D_inv, X)
-        return X.reshape(-1) if flat else X.reshape(b.shape)
-
-
-@kernel
-def _block_matvec(pair_node, pair_anc, blocks, X, Y):
-    """Y += A X over the pairs: block (anc, node) and its transpose."""
-    m = X.shape[2]
-    for p in range(pair_node.shape[0]):
-        i = pair_node[p]
-        a = pair_anc[p]
-        for c in range(m):
-            for r in range(3):
-                acc = 0.0
-                for s in range(3):
-                    acc += blocks[p, r, s] * X[i, s, c]
-                Y[a, r, c] += acc
-            if a != i:
-                for r in range(3):
-                    acc = 0.0
-                    for s in range(3):
-                        acc += blocks[p, s, r] * X[a, s, c]
-                    Y[i, r, c] += acc
-
-
-@kernel
-def _ldl_factor(pair_start, pair_anc, F, D_inv, negative):
-    """In place: F (the pair blocks of A) → the factor's off-diagonal blocks A[a, i] D_i⁻¹.
-
-    Joint i is eliminated after all its descendants (i from N−1 down to 0); its pivot is the
-    updated diagonal block D_i, and for ancestors a (k-th) and b (l-th, l ≥ k) of i the block
-    (b, a) — the (l − k)-th pair of a — loses A[b, i] D_i⁻¹ A[i, a]. Both a and b are
-    ancestors of i, so the update never leaves the pattern (no fill). Returns False on a
-    singular pivot.
-    """
-    n = pair_start.shape[0] - 1
-    D = np.empty((3, 3))
-    W = np.empty((3, 3))
-    for i in range(n - 1, -1, -1):
-        s = pair_start[i]
-        for r in range(3):
-            for c in range(3):
-                D[r, c] = 0.5 * (F[s, r, c] + F[s, c, r])
-        eig = np.linalg.eigvalsh(D)
-        scale = max(abs(eig[0]), abs(eig[2]))
-        if scale == 0.0 or min(abs(eig[0]), abs(eig[1]), abs(eig[2])) <= 1e-15 * scale:
-            return False
-        for e in range(3):
-            if eig[e] < 0.0:
-                negative[i] += 1
-        D_inv[i] = np.linalg.inv(D)
-        depth = pair_start[i + 1] - s - 1
-        for k in range(1, depth + 1):
-            a = pair_anc[s + k]
-            # W = A[a, i] D⁻¹ (the factor block), kept in F; A[b, a] -= W A[i, a]ᵀ… below.
-            for r in range(3):
-                for c in range(3):
-                    W[r, c] = (F[s + k, r, 0] * D_inv[i, 0, c] + F[s + k, r, 1] * D_inv[i, 1, c]
-                               + F[s + k, r, 2] * D_inv[i, 2, c])
-            sa = pair_start[a]
-            for l in range(k, depth + 1):
-                # block (b, a), b the l-th ancestor of i: −= A[b, i] D⁻¹ A[a, i]ᵀ = A[b, i] Wᵀ
-                t = sa + (l - k)
-                for r in range(3):
-                    for c in range(3):
-                        F[t, r, c] -= (F[s + l, r, 0] * W[c, 0] + F[s + l, r, 1] * W[c, 1]
-                                       + F[s + l, r, 2] * W[c, 2])
-        # Only now overwrite A[a, i] by its factor block (the updates above read A[b, i]).
-        for k in range(1, depth + 1):
-            for r in range(3):
-                for c in range(3):
-                    W[r, c] = (F[s + k, r, 0] * D_inv[i, 0, c] + F[s + k, r, 1] * D_inv[i, 1, c]
-                               + F[s + k, r, 2] * D_inv[i, 2, c])
-            for r in range(3):
-                for c in range(3):
-                    F[s + k, r, c] = W[r, c]
-    return True
-
-
-@kernel
-def _ldl_solve(pair_start, pair_anc, F, D_inv, X):
-    """In place X ← A⁻¹ X with A = F D Fᵀ (X (N, 3, m))."""
-    n = pair_start.shape[0] - 1
-    m = X.shape[2]
-    z = np.empty(3)
-    # F z = b: a joint's value is final once all its descendants are done.
-    for i in range(n - 1, -1, -1):
-        s = pair_start[i]
-        for k in range(1, pair_start[i + 1] - s):
-            a = pair_anc[s + k]
-            for c in range(m):
-                for r in range(3):
-                    X[a, r, c] -= (F[s + k, r, 0] * X[i, 0, c] + F[s + k, r, 1] * X[i, 1, c]
-                                   + F[s + k, r, 2] * X[i, 2, c])
-    for i in range(n):
-        for c in range(m):
-            for r in range(3):
-                z[r] = (D_inv[i, r, 0] * X[i, 0, c] + D_inv[i, r, 1] * X[i, 1, c]
-                        + D_inv[i, r, 2] * X[i, 2, c])
-            for r in range(3):
-                X[i, r, c] = z[r]
-    # Fᵀ x = y: ancestors first.
-    for i in range(n):
-        s = pair_start[i]
-        for k in range(1, pair_start[i + 1] - s):
-            a = pair_anc[s + k]
-            for c in range(m):
-                for r in range(3):
-                    X[i, r, c] -= (F[s + k, 0, r] * X[a, 0, c] + F[s + k, 1, r] * X[a, 1, c]
-                                   + F[s + k, 2, r] * X[a, 2, c])
 
 
 # -- kinematics and composite bodies -------------------------------------------------------------
@@ -445,25 +287,6 @@ def tree_pattern(tree):
     return pair_pattern(tree.parent, tree.depth)
 
 
-# Mean number of ancestor pairs per limb, Σ (depth + 1) / N, above which M and K are held as
-# `LowRankTreeMatrix` instead of in the pair pattern. The pattern keeps Σ (depth + 1) 3×3 blocks
-# per matrix and its solve costs O(depth) per limb; the low-rank form keeps ~15 blocks' worth
-# per limb (M, K and the factor) and its solve costs O(1) per limb. The shipped presets have
-# means of 6–17 and keep the pattern; a chain of N limbs has (N + 1)/2.
-PAIR_PATTERN_MEAN_PAIRS = 32.0
-
-
-def uses_pair_pattern(tree) -> bool:
-    """Whether the tree's M and K are kept in the pair pattern (`PAIR_PATTERN_MEAN_PAIRS`)."""
-    return float(np.mean(tree.depth + 1.0)) <= PAIR_PATTERN_MEAN_PAIRS
-
-
-def matrix_pattern(tree):
-    """The pair pattern the tree's M and K are kept in, or None when the tree is too deep for
-    it (`uses_pair_pattern`): then they are `LowRankTreeMatrix`es."""
-    return tree_pattern(tree) if uses_pair_pattern(tree) else None
-
-
 def _diagonal_pattern(n: int):
     node = np.arange(n, dtype=np.int64)
     return np.arange(n + 1, dtype=np.int64), node, node
@@ -494,14 +317,6 @@ def lowrank_matrices(config: Configuration):
     return LowRankTreeMatrix(parent, D_M, U, W_M), LowRankTreeMatrix(parent, D_G, U, W_G)
 
 
-def model_matrices(config: Configuration, pattern):
-    """(M, K_gravity) about `config`: `BlockTreeMatrix`es in `pattern`, or `LowRankTreeMatrix`es
-    when pattern is None (see `matrix_pattern`)."""
-    if pattern is None:
-        return lowrank_matrices(config)
-    return mass_matrix(config, pattern), gravity_stiffness(config, pattern)
-
-
 def mass_matrix(config: Configuration, pattern=None) -> BlockTreeMatrix:
     """Joint-space mass matrix M (kg m²), ½ vᵀ M v the kinetic energy."""
     pattern = pattern or tree_pattern(config.tree)
@@ -521,29 +336,30 @@ def gravity_stiffness(config: Configuration, pattern=None) -> BlockTreeMatrix:
     return BlockTreeMatrix(pattern, blocks)
 
 
-def stiffness_matrix(config: Configuration, pattern=None):
-    """K = K_gravity + K_spring (block-diagonal exact spring Hessians), N m/rad, in `pattern`
-    (default the tree's pair pattern; None: a `LowRankTreeMatrix`, `model_matrices`)."""
-    return _tangent_stiffness(config, pattern or tree_pattern(config.tree))
+def stiffness_matrix(config: Configuration, pattern=None) -> BlockTreeMatrix:
+    """K = K_gravity + K_spring (block-diagonal exact spring Hessians), N m/rad, in the pair
+    pattern."""
+    return gravity_stiffness(config, pattern).plus_diagonal(_spring_hessians(config))
 
 
-def _tangent_stiffness(config: Configuration, pattern):
+def _spring_hessians(config: Configuration) -> np.ndarray:
     sim = config.sim
-    spring = spring_hessians(config.R_rel, sim.spring_C_rel, config.tree.stiffness,
-                             sim.stiffness_scale)
-    if pattern is None:
-        return lowrank_matrices(config)[1].plus_diagonal(spring)
-    return gravity_stiffness(config, pattern).plus_diagonal(spring)
+    return spring_hessians(config.R_rel, sim.spring_C_rel, config.tree.stiffness,
+                           sim.stiffness_scale)
+
+
+def _tangent_stiffness(config: Configuration) -> LowRankTreeMatrix:
+    """K about `config` in the low-rank form: the tangent of Newton's method."""
+    return lowrank_matrices(config)[1].plus_diagonal(_spring_hessians(config))
 
 
 @dataclass
 class LinearModel:
     """``M ε̈ + C ε̇ + K ε = 0`` about the static equilibrium ``R_rel`` (breadth-first order).
 
-    M, K : BlockTreeMatrix or LowRankTreeMatrix (`matrix_pattern`) (3N, 3N), kg m² and
-        N m/rad; K = K_spring + K_gravity.
+    M, K : LowRankTreeMatrix (3N, 3N), kg m² and N m/rad; K = K_spring + K_gravity.
     K_spring : (N, 3, 3) N m/rad, block-diagonal (the spring's exact second variation).
-    K_gravity : BlockTreeMatrix or LowRankTreeMatrix, N m/rad.
+    K_gravity : LowRankTreeMatrix, N m/rad.
     C : (N, 3, 3) N m s/rad, block-diagonal (damping scale applied).
     equilibrium : Equilibrium
     """
@@ -569,9 +385,8 @@ def linearise(sim, equilibrium: "Equilibrium | None" = None) -> LinearModel:
     `static_equilibrium` unless given), wind off."""
     equilibrium = equilibrium or static_equilibrium(sim)
     config = Configuration(sim, equilibrium.R_rel)
-    spring = spring_hessians(config.R_rel, sim.spring_C_rel, sim.tree.stiffness,
-                             sim.stiffness_scale)
-    M, K_gravity = model_matrices(config, matrix_pattern(sim.tree))
+    spring = _spring_hessians(config)
+    M, K_gravity = lowrank_matrices(config)
     return LinearModel(M=M, K=K_gravity.plus_diagonal(spring),
                        K_spring=spring, K_gravity=K_gravity,
                        C=sim.damping_scale * sim.tree.damping, equilibrium=equilibrium)
@@ -606,7 +421,7 @@ class Equilibrium:
     residual: float
 
 
-def _newton(sim, R: np.ndarray, gravity: np.ndarray, force_scale: float, pattern):
+def _newton(sim, R: np.ndarray, gravity: np.ndarray, force_scale: float):
     """Newton's method on the joint rotations from R; (R, iterations) or None on failure."""
     for iteration in range(NEWTON_MAX_ITERATIONS + 1):
         config = Configuration(sim, R, gravity)
@@ -617,7 +432,7 @@ def _newton(sim, R: np.ndarray, gravity: np.ndarray, force_scale: float, pattern
             return R, iteration
         if iteration == NEWTON_MAX_ITERATIONS:
             break
-        factor = _tangent_stiffness(config, pattern).factor()
+        factor = _tangent_stiffness(config).factor()
         if not factor.ok:
             return None
         delta = factor.solve(Q.reshape(-1)).reshape(-1, 3)
@@ -643,7 +458,6 @@ def static_equilibrium(sim) -> Equilibrium:
     TreedynError if no equilibrium is found.
     """
     tree = sim.tree
-    pattern = matrix_pattern(tree)
     R0 = np.ascontiguousarray(tree.rest_C_rel)
     Q0 = Configuration(sim, R0).generalized_forces()
     spring0 = Configuration(sim, R0, np.zeros(3)).generalized_forces()
@@ -652,7 +466,7 @@ def static_equilibrium(sim) -> Equilibrium:
     if residual0 <= NEWTON_RESIDUAL_TOLERANCE * force_scale:
         method = "prestressed rest pose" if sim.prestressed else "rest pose"
         return Equilibrium(R0, method, 0, residual0)
-    found = _newton(sim, R0, sim.gravity, force_scale, pattern)
+    found = _newton(sim, R0, sim.gravity, force_scale)
     if found is not None:
         R, iterations = found
         return Equilibrium(R, "Newton", iterations, _residual(sim, R))
@@ -660,7 +474,7 @@ def static_equilibrium(sim) -> Equilibrium:
     R, reached, step, iterations = np.ascontiguousarray(sim.spring_C_rel), 0.0, LOAD_STEP_FIRST, 0
     while reached < 1.0:
         target = min(1.0, reached + step)
-        found = _newton(sim, R, target * sim.gravity, force_scale, pattern)
+        found = _newton(sim, R, target * sim.gravity, force_scale)
         if found is None:
             step *= 0.5
             if step < LOAD_STEP_MIN:
