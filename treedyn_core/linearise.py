@@ -293,28 +293,32 @@ def _diagonal_pattern(n: int):
 
 
 def lowrank_matrices(config: Configuration):
-    """(M, K_gravity) as `LowRankTreeMatrix`es, O(N) memory (docs/design.md §7).
+    """(M, K_gravity) as `LowRankTreeMatrix`es about the joints' base points, O(N) memory
+    (docs/design.md §7).
 
-    With U_j = [C_j; base_j^× C_j] (joint j's motion as a spatial motion at the inertial
-    origin, inertial axes) the blocks of `_mass_blocks` and `_gravity_blocks` for j a strict
-    ancestor of i factor as U_jᵀ W_i, since ``C_jᵀ (w₁ − base_j^× w₂) = U_jᵀ [w₁; w₂]``:
-    M: W_i = [(J_i − base_i^× h_i^×) C_i; −h_i^× C_i]  (then −d^× h^× with d = base_i − base_j);
+    With U_j = [C_j; 0] (joint j's rotation as a spatial motion at its base point) and the
+    motion shift to base_i, ``[w; v] → [w; v − d^× w]`` (d = base_i − base_j), the blocks of
+    `_mass_blocks` and `_gravity_blocks` for j a strict ancestor of i are U_jᵀ X_jiᵀ W_i:
+    the force W_i at base_i, moved back to base_j, ``[n + d^× F; F]``, then its moment taken
+    along C_j. M: W_i = [J_i C_i; −h_i^× C_i] (moment J_i C_i − d^× h_i^× C_i);
     K_gravity: W_i = [−g^× h_i^× C_i; 0]. The diagonal blocks are those of the kernels.
     """
-    n = config.tree.n
+    tree, n = config.tree, config.tree.n
     _, sub_h, sub_J = config.composite()
     C, base = config.C_IF, config.base
-    b_hat, h_hat = so3.hat_many(base), so3.hat_many(sub_h)
+    h_hat = so3.hat_many(sub_h)
     g_hat = so3.hat_many(config.gravity[None])[0]
-    U = np.concatenate([C, b_hat @ C], axis=1)
-    W_M = np.concatenate([(sub_J - b_hat @ h_hat) @ C, -h_hat @ C], axis=1)
-    W_G = np.concatenate([-(g_hat @ h_hat) @ C, np.zeros((n, 3, 3))], axis=1)
+    zero = np.zeros((n, 3, 3))
+    U = np.concatenate([C, zero], axis=1)
+    W_M = np.concatenate([sub_J @ C, -h_hat @ C], axis=1)
+    W_G = np.concatenate([-(g_hat @ h_hat) @ C, zero], axis=1)
+    offset = base - base[np.maximum(tree.parent, 0)]
     diagonal = _diagonal_pattern(n)
     D_M, D_G = np.empty((n, 3, 3)), np.empty((n, 3, 3))
     _mass_blocks(diagonal[1], diagonal[2], C, base, sub_h, sub_J, D_M)
     _gravity_blocks(diagonal[1], diagonal[2], C, sub_h, config.gravity, D_G)
-    parent = config.tree.parent
-    return LowRankTreeMatrix(parent, D_M, U, W_M), LowRankTreeMatrix(parent, D_G, U, W_G)
+    return (LowRankTreeMatrix(tree.parent, offset, D_M, U, W_M),
+            LowRankTreeMatrix(tree.parent, offset, D_G, U, W_G))
 
 
 def mass_matrix(config: Configuration, pattern=None) -> BlockTreeMatrix:
