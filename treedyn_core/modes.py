@@ -6,10 +6,11 @@ The tree is linearised about its static equilibrium under gravity, wind off
 - Mode shapes are the undamped generalized eigenvectors of ``(K, M)``,
   mass-normalised (``φᵀ M φ = 1``). The method is chosen by the tree's size. Small
   trees (3N ≤ `DENSE_DOF_LIMIT`): dense ``scipy.linalg.eigh``. Larger: ARPACK
-  ``eigsh`` in shift-invert mode about a small negative shift σ, matrix-free: M x
-  and ``(K − σM)⁻¹ x`` by passes over the limbs of `tree_lowrank` (the block
-  elimination of the articulated-body algorithm), O(N) time and memory per product
-  whatever the tree's depth: a 20,000-segment chain takes ~0.3 GB.
+  ``eigsh`` in shift-invert mode about σ (0 when K is positive definite, else a
+  small negative shift), matrix-free: M x and ``(K − σM)⁻¹ x`` by passes over the
+  limbs of `tree_lowrank` (the block elimination of the articulated-body
+  algorithm), O(N) time and memory per product whatever the tree's depth (a
+  20,000-segment chain takes ~0.3 GB), then Rayleigh–Ritz on ARPACK's vectors.
 - A negative eigenvalue of K (found by the eigen-solver, or counted by
   Sylvester's law of inertia from that factorisation: eigenvalues below σ) means
   the tree is statically unstable, it would buckle under its own weight:
