@@ -191,8 +191,9 @@ def modes(sim_or_preset, count: int = 10) -> ModeResult:
 
 # Numbers kept per limb while the modes are computed: M, K_gravity, K and K − σM in the
 # low-rank form (D 9, U 18, W 18 each), the factor (P⁻¹ 9, B 18, Φ̄ 36 while it is built), and
-# the linearisation's and the descriptions' per-limb arrays (~100).
-_NUMBERS_PER_LIMB = 4 * 45 + 63 + 100
+# the statics', the linearisation's and the descriptions' per-limb arrays (~200; measured:
+# 4.3 kB per limb in all, ARPACK's vectors included, on a 174,770-limb tree).
+_NUMBERS_PER_LIMB = 4 * 45 + 63 + 200
 # ARPACK's Lanczos basis: max(2m + 1, 20) vectors of 3N numbers for m modes (scipy's default),
 # plus the modes and their products with M.
 _LANCZOS_MINIMUM = 20
