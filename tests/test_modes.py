@@ -537,9 +537,10 @@ def test_damping_ratio_matches_free_decay(mode):
 
 SPARSE_DENSE_RTOL = 1e-9
 # The matrix-free solver (ARPACK on the low-rank tree matrices, then Rayleigh–Ritz) against the
-# dense eigh of the pair-pattern matrices: frequencies, and 1 − MAC of the mode shapes.
-MATRIX_FREE_FREQUENCY_RTOL = 1e-8
-MATRIX_FREE_MAC_TOLERANCE = 1e-8
+# dense reference from the pair-pattern matrices: frequencies, and 1 − MAC of the mode shapes
+# (asked: 1e-8; measured ≤ 1.1e-14 and ≤ 1.5e-14 on the cases below).
+MATRIX_FREE_FREQUENCY_RTOL = 1e-11
+MATRIX_FREE_MAC_TOLERANCE = 1e-11
 # The low-rank matrices against the pair-pattern blocks (the same sums in another order).
 LOWRANK_RTOL = 1e-12
 
