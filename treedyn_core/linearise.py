@@ -16,11 +16,15 @@ the joint rate ``v_i`` (child axes). About a static equilibrium
   on the relative rate ``v``).
 
 Only blocks of ancestor/descendant joint pairs are nonzero in M and K
-("branch-induced sparsity", RBDA §6.5). They are stored in `BlockTreeMatrix`,
-which factors ``A = F D Fᵀ`` in that pattern without fill (children before
-parents), solves in O(N·depth), and counts negative eigenvalues (Sylvester's
-law of inertia): the sparse direct solver of the Newton statics and of the
-shift-invert eigen-solver in `modes`.
+("branch-induced sparsity", RBDA §6.5), and each such block factors as
+``U_jᵀ W_i`` through 6-vectors (joint j's motion subspace at the inertial
+origin, and the composite body of i's subtree): `lowrank_matrices` keeps M and
+K as `tree_lowrank.LowRankTreeMatrix`, O(N) numbers whatever the tree's depth,
+with O(N) products, solves and negative-eigenvalue counts (Sylvester's law of
+inertia): the linear algebra of the Newton statics, of `modes` and of `pull`.
+`BlockTreeMatrix` holds the same matrices block by block in the pair pattern,
+Σ (depth + 1) blocks (N²/2 on a long chain): assembled sparse matrices for small
+trees, and an independent formulation for the tests.
 
 Every array here is in the tree's breadth-first order; a joint's three
 coordinates are the consecutive entries ``3i, 3i+1, 3i+2``.
@@ -40,6 +44,7 @@ from .joints import joint_torques
 from .kernel import kernel
 from . import mat3 as m3
 from .tree import pose_by_levels
+from .tree_lowrank import LowRankTreeMatrix
 
 # -- the pattern of ancestor/descendant pairs ----------------------------------------------------
 
@@ -70,7 +75,8 @@ def _fill_ancestors(parent, pair_start, pair_anc):
 
 
 class BlockTreeMatrix:
-    """A symmetric (3N, 3N) matrix whose only nonzero 3×3 blocks join a joint and an ancestor.
+    """A symmetric (3N, 3N) matrix whose only nonzero 3×3 blocks join a joint and an ancestor,
+    kept block by block (assembled sparse matrices; see the module's docstring).
 
     ``blocks[p]`` (P, 3, 3) is the block of rows ``pair_anc[p]``, columns ``pair_node[p]``;
     the transposed block is implied. Diagonal blocks (k = 0) must be symmetric.
@@ -80,33 +86,11 @@ class BlockTreeMatrix:
         self.pattern = pattern
         self.blocks = blocks
 
-    @property
-    def n_dof(self) -> int:
-        return 3 * (self.pattern[0].shape[0] - 1)
-
-    def diagonal_blocks(self) -> np.ndarray:
-        """(N, 3, 3) the joints' own blocks."""
-        return self.blocks[self.pattern[0][:-1]]
-
     def plus_diagonal(self, diagonal: np.ndarray) -> "BlockTreeMatrix":
         """This matrix plus a block-diagonal one (N, 3, 3)."""
         blocks = self.blocks.copy()
         blocks[self.pattern[0][:-1]] += diagonal
         return BlockTreeMatrix(self.pattern, blocks)
-
-    def combined(self, other: "BlockTreeMatrix", factor: float) -> "BlockTreeMatrix":
-        """self + factor · other (same pattern)."""
-        return BlockTreeMatrix(self.pattern, self.blocks + factor * other.blocks)
-
-    def matvec(self, x: np.ndarray) -> np.ndarray:
-        """A x for x (3N,) or (3N, k)."""
-        x = np.asarray(x, dtype=float)
-        flat = x.ndim == 1
-        X = np.ascontiguousarray(x.reshape(-1, 3, 1) if flat else x.reshape(-1, 3, x.shape[1]))
-        Y = np.zeros_like(X)
-        _, pair_node, pair_anc = self.pattern
-        _block_matvec(pair_node, pair_anc, self.blocks, X, Y)
-        return Y.reshape(-1) if flat else Y.reshape(x.shape)
 
     def to_sparse(self) -> scipy.sparse.csc_matrix:
         """The full symmetric matrix, scipy.sparse CSC."""
@@ -118,153 +102,12 @@ class BlockTreeMatrix:
         r = np.concatenate([rows.ravel(), cols[off].ravel()])
         c = np.concatenate([cols.ravel(), rows[off].ravel()])
         data = np.concatenate([self.blocks.ravel(), self.blocks[off].ravel()])
-        n = self.n_dof
+        n = 3 * (self.pattern[0].shape[0] - 1)
         return scipy.sparse.csc_matrix((data, (r, c)), shape=(n, n))
 
     def to_dense(self) -> np.ndarray:
         """The full symmetric matrix as a dense (3N, 3N) array (small trees)."""
         return self.to_sparse().toarray()
-
-    def factor(self) -> "BlockTreeFactor":
-        """``A = F D Fᵀ`` in the pair pattern, children eliminated before parents (no fill)."""
-        pair_start, _, pair_anc = self.pattern
-        F = self.blocks.copy()
-        n = pair_start.shape[0] - 1
-        D_inv = np.empty((n, 3, 3))
-        negative = np.zeros(n, dtype=np.int64)
-        ok = _ldl_factor(pair_start, pair_anc, F, D_inv, negative)
-        return BlockTreeFactor(self.pattern, F, D_inv, int(negative.sum()), bool(ok))
-
-
-@dataclass
-class BlockTreeFactor:
-    """``A = F D Fᵀ`` of a `BlockTreeMatrix`: F unit "ancestor-triangular" (its off-diagonal
-    blocks in the pair pattern), ``D_inv`` (N, 3, 3) the inverse pivots, ``negative`` the
-    number of negative eigenvalues of A (of D, by Sylvester's law), ``ok`` False when a pivot
-    block was singular."""
-
-    pattern: tuple
-    F: np.ndarray
-    D_inv: np.ndarray
-    negative: int
-    ok: bool
-
-    def solve(self, b: np.ndarray) -> np.ndarray:
-        """A⁻¹ b for b (3N,) or (3N, k)."""
-        b = np.asarray(b, dtype=float)
-        flat = b.ndim == 1
-        X = np.array(b.reshape(-1, 3, 1) if flat else b.reshape(-1, 3, b.shape[1]), dtype=float)
-        pair_start, _, pair_anc = self.pattern
-        _ldl_solve(pair_start, pair_anc, self.F, self.D_inv, X)
-        return X.reshape(-1) if flat else X.reshape(b.shape)
-
-
-@kernel
-def _block_matvec(pair_node, pair_anc, blocks, X, Y):
-    """Y += A X over the pairs: block (anc, node) and its transpose."""
-    m = X.shape[2]
-    for p in range(pair_node.shape[0]):
-        i = pair_node[p]
-        a = pair_anc[p]
-        for c in range(m):
-            for r in range(3):
-                acc = 0.0
-                for s in range(3):
-                    acc += blocks[p, r, s] * X[i, s, c]
-                Y[a, r, c] += acc
-            if a != i:
-                for r in range(3):
-                    acc = 0.0
-                    for s in range(3):
-                        acc += blocks[p, s, r] * X[a, s, c]
-                    Y[i, r, c] += acc
-
-
-@kernel
-def _ldl_factor(pair_start, pair_anc, F, D_inv, negative):
-    """In place: F (the pair blocks of A) → the factor's off-diagonal blocks A[a, i] D_i⁻¹.
-
-    Joint i is eliminated after all its descendants (i from N−1 down to 0); its pivot is the
-    updated diagonal block D_i, and for ancestors a (k-th) and b (l-th, l ≥ k) of i the block
-    (b, a) — the (l − k)-th pair of a — loses A[b, i] D_i⁻¹ A[i, a]. Both a and b are
-    ancestors of i, so the update never leaves the pattern (no fill). Returns False on a
-    singular pivot.
-    """
-    n = pair_start.shape[0] - 1
-    D = np.empty((3, 3))
-    W = np.empty((3, 3))
-    for i in range(n - 1, -1, -1):
-        s = pair_start[i]
-        for r in range(3):
-            for c in range(3):
-                D[r, c] = 0.5 * (F[s, r, c] + F[s, c, r])
-        eig = np.linalg.eigvalsh(D)
-        scale = max(abs(eig[0]), abs(eig[2]))
-        if scale == 0.0 or min(abs(eig[0]), abs(eig[1]), abs(eig[2])) <= 1e-15 * scale:
-            return False
-        for e in range(3):
-            if eig[e] < 0.0:
-                negative[i] += 1
-        D_inv[i] = np.linalg.inv(D)
-        depth = pair_start[i + 1] - s - 1
-        for k in range(1, depth + 1):
-            a = pair_anc[s + k]
-            # W = A[a, i] D⁻¹ (the factor block), kept in F; A[b, a] -= W A[i, a]ᵀ… below.
-            for r in range(3):
-                for c in range(3):
-                    W[r, c] = (F[s + k, r, 0] * D_inv[i, 0, c] + F[s + k, r, 1] * D_inv[i, 1, c]
-                               + F[s + k, r, 2] * D_inv[i, 2, c])
-            sa = pair_start[a]
-            for l in range(k, depth + 1):
-                # block (b, a), b the l-th ancestor of i: −= A[b, i] D⁻¹ A[a, i]ᵀ = A[b, i] Wᵀ
-                t = sa + (l - k)
-                for r in range(3):
-                    for c in range(3):
-                        F[t, r, c] -= (F[s + l, r, 0] * W[c, 0] + F[s + l, r, 1] * W[c, 1]
-                                       + F[s + l, r, 2] * W[c, 2])
-        # Only now overwrite A[a, i] by its factor block (the updates above read A[b, i]).
-        for k in range(1, depth + 1):
-            for r in range(3):
-                for c in range(3):
-                    W[r, c] = (F[s + k, r, 0] * D_inv[i, 0, c] + F[s + k, r, 1] * D_inv[i, 1, c]
-                               + F[s + k, r, 2] * D_inv[i, 2, c])
-            for r in range(3):
-                for c in range(3):
-                    F[s + k, r, c] = W[r, c]
-    return True
-
-
-@kernel
-def _ldl_solve(pair_start, pair_anc, F, D_inv, X):
-    """In place X ← A⁻¹ X with A = F D Fᵀ (X (N, 3, m))."""
-    n = pair_start.shape[0] - 1
-    m = X.shape[2]
-    z = np.empty(3)
-    # F z = b: a joint's value is final once all its descendants are done.
-    for i in range(n - 1, -1, -1):
-        s = pair_start[i]
-        for k in range(1, pair_start[i + 1] - s):
-            a = pair_anc[s + k]
-            for c in range(m):
-                for r in range(3):
-                    X[a, r, c] -= (F[s + k, r, 0] * X[i, 0, c] + F[s + k, r, 1] * X[i, 1, c]
-                                   + F[s + k, r, 2] * X[i, 2, c])
-    for i in range(n):
-        for c in range(m):
-            for r in range(3):
-                z[r] = (D_inv[i, r, 0] * X[i, 0, c] + D_inv[i, r, 1] * X[i, 1, c]
-                        + D_inv[i, r, 2] * X[i, 2, c])
-            for r in range(3):
-                X[i, r, c] = z[r]
-    # Fᵀ x = y: ancestors first.
-    for i in range(n):
-        s = pair_start[i]
-        for k in range(1, pair_start[i + 1] - s):
-            a = pair_anc[s + k]
-            for c in range(m):
-                for r in range(3):
-                    X[i, r, c] -= (F[s + k, 0, r] * X[a, 0, c] + F[s + k, 1, r] * X[a, 1, c]
-                                   + F[s + k, 2, r] * X[a, 2, c])
 
 
 # -- kinematics and composite bodies -------------------------------------------------------------
@@ -444,6 +287,40 @@ def tree_pattern(tree):
     return pair_pattern(tree.parent, tree.depth)
 
 
+def _diagonal_pattern(n: int):
+    node = np.arange(n, dtype=np.int64)
+    return np.arange(n + 1, dtype=np.int64), node, node
+
+
+def lowrank_matrices(config: Configuration):
+    """(M, K_gravity) as `LowRankTreeMatrix`es about the joints' base points, O(N) memory
+    (docs/design.md §7).
+
+    With U_j = [C_j; 0] (joint j's rotation as a spatial motion at its base point) and the
+    motion shift to base_i, ``[w; v] → [w; v − d^× w]`` (d = base_i − base_j), the blocks of
+    `_mass_blocks` and `_gravity_blocks` for j a strict ancestor of i are U_jᵀ X_jiᵀ W_i:
+    the force W_i at base_i, moved back to base_j, ``[n + d^× F; F]``, then its moment taken
+    along C_j. M: W_i = [J_i C_i; −h_i^× C_i] (moment J_i C_i − d^× h_i^× C_i);
+    K_gravity: W_i = [−g^× h_i^× C_i; 0]. The diagonal blocks are those of the kernels.
+    """
+    tree, n = config.tree, config.tree.n
+    _, sub_h, sub_J = config.composite()
+    C, base = config.C_IF, config.base
+    h_hat = so3.hat_many(sub_h)
+    g_hat = so3.hat_many(config.gravity[None])[0]
+    zero = np.zeros((n, 3, 3))
+    U = np.concatenate([C, zero], axis=1)
+    W_M = np.concatenate([sub_J @ C, -h_hat @ C], axis=1)
+    W_G = np.concatenate([-(g_hat @ h_hat) @ C, zero], axis=1)
+    offset = base - base[np.maximum(tree.parent, 0)]
+    diagonal = _diagonal_pattern(n)
+    D_M, D_G = np.empty((n, 3, 3)), np.empty((n, 3, 3))
+    _mass_blocks(diagonal[1], diagonal[2], C, base, sub_h, sub_J, D_M)
+    _gravity_blocks(diagonal[1], diagonal[2], C, sub_h, config.gravity, D_G)
+    return (LowRankTreeMatrix(tree.parent, offset, D_M, U, W_M),
+            LowRankTreeMatrix(tree.parent, offset, D_G, U, W_G))
+
+
 def mass_matrix(config: Configuration, pattern=None) -> BlockTreeMatrix:
     """Joint-space mass matrix M (kg m²), ½ vᵀ M v the kinetic energy."""
     pattern = pattern or tree_pattern(config.tree)
@@ -464,20 +341,29 @@ def gravity_stiffness(config: Configuration, pattern=None) -> BlockTreeMatrix:
 
 
 def stiffness_matrix(config: Configuration, pattern=None) -> BlockTreeMatrix:
-    """K = K_gravity + K_spring (block-diagonal exact spring Hessians), N m/rad."""
+    """K = K_gravity + K_spring (block-diagonal exact spring Hessians), N m/rad, in the pair
+    pattern."""
+    return gravity_stiffness(config, pattern).plus_diagonal(_spring_hessians(config))
+
+
+def _spring_hessians(config: Configuration) -> np.ndarray:
     sim = config.sim
-    spring = spring_hessians(config.R_rel, sim.spring_C_rel, config.tree.stiffness,
-                             sim.stiffness_scale)
-    return gravity_stiffness(config, pattern).plus_diagonal(spring)
+    return spring_hessians(config.R_rel, sim.spring_C_rel, config.tree.stiffness,
+                           sim.stiffness_scale)
+
+
+def _tangent_stiffness(config: Configuration) -> LowRankTreeMatrix:
+    """K about `config` in the low-rank form: the tangent of Newton's method."""
+    return lowrank_matrices(config)[1].plus_diagonal(_spring_hessians(config))
 
 
 @dataclass
 class LinearModel:
     """``M ε̈ + C ε̇ + K ε = 0`` about the static equilibrium ``R_rel`` (breadth-first order).
 
-    M, K : BlockTreeMatrix (3N, 3N), kg m² and N m/rad; K = K_spring + K_gravity.
+    M, K : LowRankTreeMatrix (3N, 3N), kg m² and N m/rad; K = K_spring + K_gravity.
     K_spring : (N, 3, 3) N m/rad, block-diagonal (the spring's exact second variation).
-    K_gravity : BlockTreeMatrix, N m/rad.
+    K_gravity : LowRankTreeMatrix, N m/rad.
     C : (N, 3, 3) N m s/rad, block-diagonal (damping scale applied).
     equilibrium : Equilibrium
     """
@@ -503,11 +389,9 @@ def linearise(sim, equilibrium: "Equilibrium | None" = None) -> LinearModel:
     `static_equilibrium` unless given), wind off."""
     equilibrium = equilibrium or static_equilibrium(sim)
     config = Configuration(sim, equilibrium.R_rel)
-    pattern = tree_pattern(sim.tree)
-    spring = spring_hessians(config.R_rel, sim.spring_C_rel, sim.tree.stiffness,
-                             sim.stiffness_scale)
-    K_gravity = gravity_stiffness(config, pattern)
-    return LinearModel(M=mass_matrix(config, pattern), K=K_gravity.plus_diagonal(spring),
+    spring = _spring_hessians(config)
+    M, K_gravity = lowrank_matrices(config)
+    return LinearModel(M=M, K=K_gravity.plus_diagonal(spring),
                        K_spring=spring, K_gravity=K_gravity,
                        C=sim.damping_scale * sim.tree.damping, equilibrium=equilibrium)
 
@@ -541,7 +425,7 @@ class Equilibrium:
     residual: float
 
 
-def _newton(sim, R: np.ndarray, gravity: np.ndarray, force_scale: float, pattern):
+def _newton(sim, R: np.ndarray, gravity: np.ndarray, force_scale: float):
     """Newton's method on the joint rotations from R; (R, iterations) or None on failure."""
     for iteration in range(NEWTON_MAX_ITERATIONS + 1):
         config = Configuration(sim, R, gravity)
@@ -552,7 +436,7 @@ def _newton(sim, R: np.ndarray, gravity: np.ndarray, force_scale: float, pattern
             return R, iteration
         if iteration == NEWTON_MAX_ITERATIONS:
             break
-        factor = stiffness_matrix(config, pattern).factor()
+        factor = _tangent_stiffness(config).factor()
         if not factor.ok:
             return None
         delta = factor.solve(Q.reshape(-1)).reshape(-1, 3)
@@ -578,7 +462,6 @@ def static_equilibrium(sim) -> Equilibrium:
     TreedynError if no equilibrium is found.
     """
     tree = sim.tree
-    pattern = tree_pattern(tree)
     R0 = np.ascontiguousarray(tree.rest_C_rel)
     Q0 = Configuration(sim, R0).generalized_forces()
     spring0 = Configuration(sim, R0, np.zeros(3)).generalized_forces()
@@ -587,7 +470,7 @@ def static_equilibrium(sim) -> Equilibrium:
     if residual0 <= NEWTON_RESIDUAL_TOLERANCE * force_scale:
         method = "prestressed rest pose" if sim.prestressed else "rest pose"
         return Equilibrium(R0, method, 0, residual0)
-    found = _newton(sim, R0, sim.gravity, force_scale, pattern)
+    found = _newton(sim, R0, sim.gravity, force_scale)
     if found is not None:
         R, iterations = found
         return Equilibrium(R, "Newton", iterations, _residual(sim, R))
@@ -595,7 +478,7 @@ def static_equilibrium(sim) -> Equilibrium:
     R, reached, step, iterations = np.ascontiguousarray(sim.spring_C_rel), 0.0, LOAD_STEP_FIRST, 0
     while reached < 1.0:
         target = min(1.0, reached + step)
-        found = _newton(sim, R, target * sim.gravity, force_scale, pattern)
+        found = _newton(sim, R, target * sim.gravity, force_scale)
         if found is None:
             step *= 0.5
             if step < LOAD_STEP_MIN:

@@ -4,10 +4,13 @@ The tree is linearised about its static equilibrium under gravity, wind off
 (`linearise`): ``M ε̈ + C ε̇ + K ε = 0`` in the simulator's joint coordinates.
 
 - Mode shapes are the undamped generalized eigenvectors of ``(K, M)``,
-  mass-normalised (``φᵀ M φ = 1``). Small trees (3N ≤ `DENSE_DOF_LIMIT`): dense
-  ``scipy.linalg.eigh``. Larger: ARPACK ``eigsh`` in shift-invert mode about a
-  small negative shift σ, with ``(K − σM)⁻¹`` applied by the tree-structured
-  ``F D Fᵀ`` factorisation of `linearise.BlockTreeMatrix` (no fill, O(N·depth²)).
+  mass-normalised (``φᵀ M φ = 1``). The method is chosen by the tree's size. Small
+  trees (3N ≤ `DENSE_DOF_LIMIT`): dense ``scipy.linalg.eigh``. Larger: ARPACK
+  ``eigsh`` in shift-invert mode about σ (0 when K is positive definite, else a
+  small negative shift), matrix-free: M x and ``(K − σM)⁻¹ x`` by passes over the
+  limbs of `tree_lowrank` (the block elimination of the articulated-body
+  algorithm), O(N) time and memory per product whatever the tree's depth (a
+  20,000-segment chain takes ~0.3 GB), then Rayleigh–Ritz on ARPACK's vectors.
 - A negative eigenvalue of K (found by the eigen-solver, or counted by
   Sylvester's law of inertia from that factorisation: eigenvalues below σ) means
   the tree is statically unstable, it would buckle under its own weight:
@@ -47,6 +50,7 @@ import scipy.optimize
 import scipy.sparse.linalg
 
 from .errors import TreedynError
+from .kernel import kernel
 from .linearise import Configuration, LinearModel, linearise
 from .resources import check_memory
 from .sway import sway_frequency_hz, sway_line
@@ -59,6 +63,10 @@ EXACT_DAMPED_DOF_LIMIT = 450
 # At most this many modes of a tree too large for the dense solvers (ARPACK keeps ~2k vectors
 # of 3N numbers; more modes than this are no longer "the lowest" a user looks at).
 MAX_SPARSE_MODES = 300
+# ARPACK stops when its Ritz vectors' residuals are below this (relative to the Ritz values
+# of (K − σM)⁻¹M); the Rayleigh–Ritz step after it makes the eigenvalues' error its square.
+# (0, machine precision, costs a 4,000-segment chain 10 times the iterations.)
+LANCZOS_TOLERANCE = 1e-12
 # Modes computed beyond those asked for, in the projected damped problem (and so that
 # damping cannot reorder the last ones requested with one not computed).
 EXTRA_MODES = 5
@@ -145,16 +153,16 @@ def modes(sim_or_preset, count: int = 10) -> ModeResult:
     sim = _as_simulation(sim_or_preset)
     if count < 1:
         raise TreedynError(f"the number of modes must be ≥ 1, got {count}")
-    check_memory(solver_memory(sim.tree), f"the modes of a tree of {sim.tree.n:,} limbs "
-                 f"(depth {int(sim.tree.depth.max())})", "use a tree with fewer limbs or a "
-                 "shorter longest chain")
+    check_memory(solver_memory(sim.tree, count), f"the {count} lowest modes of a tree of "
+                 f"{sim.tree.n:,} limbs", "ask for fewer modes (--count) or use a tree with "
+                 "fewer limbs")
     model = linearise(sim)
     n_dof = model.M.n_dof
     count = min(int(count), n_dof)
     name = str(sim.data.get("name", "the tree"))
-    omega2, Phi = _undamped_modes(model, count, sim, name)
+    omega2, Phi, zero_tolerance = _undamped_modes(model, count, sim, name)
     config = Configuration(sim, model.equilibrium.R_rel)
-    Phi = _separate_degenerate(omega2, Phi, sim, config, _zero_tolerance(model))
+    Phi = _separate_degenerate(omega2, Phi, sim, config, zero_tolerance)
     omega, zeta = _damped_frequencies(omega2, Phi, model.C)
     order = np.lexsort((np.arange(len(omega)), omega))[:count]
     omega, zeta, omega2, Phi = omega[order], zeta[order], omega2[order], Phi[:, order]
@@ -181,22 +189,26 @@ def modes(sim_or_preset, count: int = 10) -> ModeResult:
 
 # -- the undamped eigenproblem ---------------------------------------------------------------------
 
-# Block-tree matrices held at once while the modes are computed: M, K, C, K − σM and its
-# factor, and one spare for temporaries.
-_BLOCK_MATRICES = 6
+# Numbers kept per limb while the modes are computed: M, K_gravity, K and K − σM in the
+# low-rank form (D 9, U 18, W 18 each), the factor (P⁻¹ 9, B 18, Φ̄ 36 while it is built), and
+# the statics', the linearisation's and the descriptions' per-limb arrays (~200; measured:
+# 4.3 kB per limb in all, ARPACK's vectors included, on a 174,770-limb tree).
+_NUMBERS_PER_LIMB = 4 * 45 + 63 + 200
+# ARPACK's Lanczos basis: max(2m + 1, 20) vectors of 3N numbers for m modes (scipy's default),
+# plus the modes and their products with M.
+_LANCZOS_MINIMUM = 20
 
 
-def solver_memory(tree) -> float:
-    """Bytes the eigen-solver of a tree needs: the dense (3N)² matrices (a few of them) below
-    `DENSE_DOF_LIMIT` degrees of freedom, else the block-tree matrices of `linearise`, one
-    3×3 block per (limb, ancestor) pair, Σ (depth + 1) of them: O(N) for a bushy tree, but
-    O(N²) for a long chain (a 20,000-limb trunk: 2·10⁸ blocks, 14 GB each)."""
+def solver_memory(tree, count: int) -> float:
+    """Bytes the eigen-solver of a tree needs for `count` modes: the dense (3N)² matrices (a
+    few of them) up to `DENSE_DOF_LIMIT` degrees of freedom, else O(N): the low-rank matrices
+    (`tree_lowrank`) and ARPACK's vectors."""
     n_dof = 3 * tree.n
-    pairs = float(np.sum(tree.depth.astype(float) + 1.0))
-    blocks = _BLOCK_MATRICES * pairs * 9 * 8
+    matrices = _NUMBERS_PER_LIMB * tree.n * 8.0
     if n_dof <= DENSE_DOF_LIMIT:
-        return blocks + 4 * n_dof * n_dof * 8
-    return blocks + 2 * n_dof * (MAX_SPARSE_MODES + EXTRA_MODES) * 8
+        return matrices + 4 * n_dof * n_dof * 8
+    m = min(count, MAX_SPARSE_MODES) + EXTRA_MODES
+    return matrices + (max(2 * m + 1, _LANCZOS_MINIMUM) + 3 * m) * n_dof * 8.0
 
 
 def _zero_tolerance(model: LinearModel) -> float:
@@ -206,7 +218,15 @@ def _zero_tolerance(model: LinearModel) -> float:
 
 
 def _undamped_modes(model: LinearModel, count: int, sim, name: str):
-    """(ω² (m,), Φ (3N, m)) of the m ≥ count lowest modes, ascending, φᵀMφ = 1."""
+    """(ω² (m,), Φ (3N, m), zero tolerance rad²/s²) of the m ≥ count lowest modes, ascending,
+    φᵀMφ = 1.
+
+    The zero tolerance (eigenvalues within it of zero are neutral modes, and within it of each
+    other degenerate) is the dense solver's round-off, ε·ω²_max (`_zero_tolerance`). Above
+    `DENSE_DOF_LIMIT`, when K factors with no negative pivot (positive definite, by
+    Sylvester's law) no eigenvalue is zero or negative: the shift is 0 and the tolerance 0.
+    That matters on long chains, whose ε·ω²_max (the twist of a 1 mm limb) reaches the lowest
+    sway frequencies, while the Rayleigh–Ritz eigenvalues are good to ~1e-13 (relative)."""
     n_dof = model.M.n_dof
     tol = _zero_tolerance(model)
     below_shift, sigma = 0, 0.0
@@ -220,14 +240,18 @@ def _undamped_modes(model: LinearModel, count: int, sim, name: str):
             raise TreedynError(f"at most {MAX_SPARSE_MODES} modes of a tree of {n_dof} degrees "
                                f"of freedom, got a count of {count}")
         m = min(n_dof - 1, count + EXTRA_MODES)
-        sigma = -SHIFT_IN_ZERO_TOLERANCES * tol
-        for _ in range(8):
-            factor = model.K.combined(model.M, -sigma).factor()
-            if factor.ok:
-                break
-            sigma *= 1.7
+        factor = model.K.factor()
+        if factor.ok and factor.negative == 0:
+            tol = 0.0
         else:
-            raise TreedynError(f"'{name}': the stiffness matrix could not be factored")
+            sigma = -SHIFT_IN_ZERO_TOLERANCES * tol
+            for _ in range(8):
+                factor = model.K.combined(model.M, -sigma).factor()
+                if factor.ok:
+                    break
+                sigma *= 1.7
+            else:
+                raise TreedynError(f"'{name}': the stiffness matrix could not be factored")
         below_shift = factor.negative
         shape = (n_dof, n_dof)
         operator = scipy.sparse.linalg.LinearOperator(shape, matvec=factor.solve, dtype=float)
@@ -235,18 +259,26 @@ def _undamped_modes(model: LinearModel, count: int, sim, name: str):
         M_op = scipy.sparse.linalg.LinearOperator(shape, matvec=model.M.matvec, dtype=float)
         v0 = np.cos(np.arange(n_dof) * 0.7) + 1.5  # deterministic start
         try:
-            omega2, Phi = scipy.sparse.linalg.eigsh(K_op, k=m, M=M_op, sigma=sigma, which="LM",
-                                                    OPinv=operator, v0=v0)
+            _, Phi = scipy.sparse.linalg.eigsh(K_op, k=m, M=M_op, sigma=sigma, which="LM",
+                                               OPinv=operator, v0=v0, tol=LANCZOS_TOLERANCE)
         except scipy.sparse.linalg.ArpackNoConvergence:
             raise TreedynError(f"'{name}': the eigen-solver did not converge on the "
                                f"{m} lowest modes") from None
-        order = np.argsort(omega2)
-        omega2, Phi = omega2[order], Phi[:, order]
-        # ARPACK's vectors are M-orthonormal to its tolerance; make the norms exact.
-        Phi = Phi / np.sqrt(np.einsum("ik,ik->k", Phi, model.M.matvec(Phi)))
+        omega2, Phi = _rayleigh_ritz(model, Phi)
     if below_shift > 0 or omega2[0] < -tol:
         _raise_unstable(name, omega2, Phi, below_shift, sigma, model, sim)
-    return np.maximum(omega2, 0.0), Phi
+    return np.maximum(omega2, 0.0), Phi, tol
+
+
+def _rayleigh_ritz(model: LinearModel, Phi: np.ndarray):
+    """(ω² (m,), Φ (3N, m)): the eigenpairs of (K, M) projected on the span of ARPACK's
+    vectors, ascending, φᵀMφ = 1 to round-off. ARPACK's own eigenvalues of a long chain are
+    off by ~1e-8 (relative) where its vectors are good to ~1e-10: the Rayleigh quotients are
+    accurate to the square of the vectors' error."""
+    K_r = Phi.T @ model.K.matvec(Phi)
+    M_r = Phi.T @ model.M.matvec(Phi)
+    omega2, Y = scipy.linalg.eigh(0.5 * (K_r + K_r.T), 0.5 * (M_r + M_r.T))
+    return omega2, Phi @ Y
 
 
 def _raise_unstable(name, omega2, Phi, below_shift, sigma, model, sim):
@@ -332,18 +364,23 @@ def _displacements(shapes, sim, config):
     (tip displacements (k, N, 3) m, (W, B)) with W the limbs' rotation vectors (inertial) and
     a point r of limb l displaced by W_l × r − B_l."""
     tree = sim.tree
-    w = np.einsum("nij,knj->kni", config.C_IF, shapes)   # joint rotations, inertial axes
-    wb = np.cross(w, config.base[None])
-    W = np.empty_like(w)
-    B = np.empty_like(w)
-    W[:, 0], B[:, 0] = w[:, 0], wb[:, 0]
-    for d in range(1, len(tree.level_start) - 1):
-        s = slice(tree.level_start[d], tree.level_start[d + 1])
-        p = tree.parent[s]
-        W[:, s] = W[:, p] + w[:, s]
-        B[:, s] = B[:, p] + wb[:, s]
+    W = np.einsum("nij,knj->kni", config.C_IF, shapes)   # joint rotations, inertial axes
+    B = np.cross(W, config.base[None])
+    _add_ancestors(tree.parent, W)
+    _add_ancestors(tree.parent, B)
     tip = config.base + tree.length[:, None] * np.einsum("nij,nj->ni", config.C_IF, tree.u)
     return np.cross(W, tip[None]) - B, (W, B)
+
+
+@kernel
+def _add_ancestors(parent, X):
+    """In place X[:, i] ← Σ X[:, j] over i and its ancestors j (X (k, N, 3), breadth-first):
+    one pass over the limbs, whatever the tree's depth."""
+    for i in range(1, parent.shape[0]):
+        p = parent[i]
+        for k in range(X.shape[0]):
+            for r in range(3):
+                X[k, i, r] += X[k, p, r]
 
 
 def _trunk(sim, config) -> np.ndarray:
