@@ -541,18 +541,23 @@ class Equilibrium:
     residual: float
 
 
-def _newton(sim, R: np.ndarray, gravity: np.ndarray, force_scale: float, pattern):
-    """Newton's method on the joint rotations from R; (R, iterations) or None on failure."""
+def _newton(sim, R: np.ndarray, gravity: np.ndarray, force_scale: float, pattern, load=None):
+    """Newton's method on the joint rotations from R; (R, iterations) or None on failure.
+    load: an applied load besides gravity, with ``generalized_forces(config)`` (N, 3) N m and
+    its ``stiffness(config, pattern)`` (a `BlockTreeMatrix`), e.g. `equilibrium.MeanDrag`."""
     for iteration in range(NEWTON_MAX_ITERATIONS + 1):
         config = Configuration(sim, R, gravity)
-        Q = config.generalized_forces()
+        Q = _forces(config, load)
         if not np.all(np.isfinite(Q)):
             return None
         if np.abs(Q).max() <= 1e-14 * force_scale:
             return R, iteration
         if iteration == NEWTON_MAX_ITERATIONS:
             break
-        factor = stiffness_matrix(config, pattern).factor()
+        K = stiffness_matrix(config, pattern)
+        if load is not None:
+            K = K.combined(load.stiffness(config, pattern), 1.0)
+        factor = K.factor()
         if not factor.ok:
             return None
         delta = factor.solve(Q.reshape(-1)).reshape(-1, 3)
@@ -561,7 +566,7 @@ def _newton(sim, R: np.ndarray, gravity: np.ndarray, force_scale: float, pattern
             return None
         R = R @ so3.exp_many(delta)
         if size <= NEWTON_STEP_TOLERANCE:
-            Q = Configuration(sim, R, gravity).generalized_forces()
+            Q = _forces(Configuration(sim, R, gravity), load)
             if np.abs(Q).max() <= NEWTON_RESIDUAL_TOLERANCE * force_scale:
                 return R, iteration + 1
             return None
@@ -592,23 +597,62 @@ def static_equilibrium(sim) -> Equilibrium:
         R, iterations = found
         return Equilibrium(R, "Newton", iterations, _residual(sim, R))
     # Load stepping: from the unloaded spring rest pose (θ = 0 at every joint), gravity on.
-    R, reached, step, iterations = np.ascontiguousarray(sim.spring_C_rel), 0.0, LOAD_STEP_FIRST, 0
+    R, iterations = _load_stepping(
+        np.ascontiguousarray(sim.spring_C_rel),
+        lambda R, target: _newton(sim, R, target * sim.gravity, force_scale, pattern),
+        lambda reached: (f"no static equilibrium under gravity was found: Newton's method with "
+                         f"load stepping stalled at {100 * reached:.1f} % of gravity (the tree "
+                         f"is too soft to carry its weight; stiffen it or prestress it)"))
+    return Equilibrium(R, "Newton with load stepping", iterations, _residual(sim, R))
+
+
+def _load_stepping(R, solve, failure):
+    """Load stepping from R: ``solve(R, fraction)`` (Newton at that fraction of the load, from
+    R; (R, iterations) or None) on fractions rising to 1, halving the increment after a
+    failure; raises TreedynError(failure(fraction reached)) when it gets too small.
+    Returns (R, iterations)."""
+    reached, step, iterations = 0.0, LOAD_STEP_FIRST, 0
     while reached < 1.0:
         target = min(1.0, reached + step)
-        found = _newton(sim, R, target * sim.gravity, force_scale, pattern)
+        found = solve(R, target)
         if found is None:
             step *= 0.5
             if step < LOAD_STEP_MIN:
-                raise TreedynError(
-                    f"no static equilibrium under gravity was found: Newton's method with load "
-                    f"stepping stalled at {100 * reached:.1f} % of gravity (the tree is too "
-                    f"soft to carry its weight; stiffen it or prestress it)")
+                raise TreedynError(failure(reached))
             continue
         R, iterations = found[0], iterations + found[1]
         reached = target
         step = min(2.0 * step, 0.5)
-    return Equilibrium(R, "Newton with load stepping", iterations, _residual(sim, R))
+    return R, iterations
 
 
-def _residual(sim, R) -> float:
-    return float(np.abs(Configuration(sim, R).generalized_forces()).max())
+def _forces(config: Configuration, load=None) -> np.ndarray:
+    """The generalized forces (N, 3) N m of gravity and the springs, plus the load's."""
+    Q = config.generalized_forces()
+    return Q if load is None else Q + load.generalized_forces(config)
+
+
+def static_equilibrium_under(sim, R0: np.ndarray, load_at) -> Equilibrium:
+    """The static equilibrium under gravity and the load ``load_at(sim, fraction)`` at fraction
+    1, by Newton's method from R0 (the equilibrium without it), stepping the load up from
+    zero when a full step fails. Raises TreedynError if none is found."""
+    pattern = tree_pattern(sim.tree)
+    load = load_at(sim, 1.0)
+    config = Configuration(sim, R0)
+    force_scale = max(np.abs(load.generalized_forces(config)).max(),
+                      np.abs(config.generalized_forces()).max(), 1e-300)
+    found = _newton(sim, R0, sim.gravity, force_scale, pattern, load)
+    if found is not None:
+        return Equilibrium(found[0], "Newton", found[1], _residual(sim, found[0], load))
+    R, iterations = _load_stepping(
+        R0, lambda R, target: _newton(sim, R, sim.gravity, force_scale, pattern,
+                                      load_at(sim, target)),
+        lambda reached: (f"no static equilibrium under the mean wind was found: Newton's "
+                         f"method with load stepping stalled at {100 * reached:.1f} % of the "
+                         f"drag (the tree is too soft for this wind; stiffen it or set "
+                         f"simulation.start: rest)"))
+    return Equilibrium(R, "Newton with load stepping", iterations, _residual(sim, R, load))
+
+
+def _residual(sim, R, load=None) -> float:
+    return float(np.abs(_forces(Configuration(sim, R), load)).max())
