@@ -23,6 +23,7 @@ from .articulated import (ArticulatedModel, Workspace, forward_kinematics, limb_
                           mechanical_energy)
 from .compile_notice import announce_if_slow
 from .dynamics import ArticulatedSystem
+from .equilibrium import mean_wind_equilibrium, start_of
 from .errors import SimulationDiverged, TreedynError
 from .integrators import RK4Stages, rk4_steps, theta_steps
 from .joints import joint_torques
@@ -105,6 +106,7 @@ class Simulation:
         self.dt = float(dt if dt is not None else sim["dt"])
         self.integrator = integrator or sim["integrator"]
         self.model = model or sim["model"]
+        self.start = start_of(self.data)   # "rest" | "mean_wind" (docs/design.md §6.7)
         self._check_choice("integrator", self.integrator, INTEGRATORS)
         self._check_choice("model", self.model, MODELS)
 
@@ -230,7 +232,9 @@ class Simulation:
     # -- state ---------------------------------------------------------------------------------
 
     def reset(self) -> None:
-        """Back to t = 0: the rest pose (prestressed with the stiffness scale now in force)
+        """Back to t = 0: the rest pose (prestressed with the stiffness scale now in force) —
+        with ``start`` "mean_wind", the static equilibrium under the mean wind in force
+        (`equilibrium`; the articulated model's statics, so the seed model starts at rest) —
         plus the preset's initial_state; external loads cleared. The settings in force (wind
         speed, direction and turbulence, stiffness and damping scales, integrator, dt) are
         kept: a reset restarts the motion, it does not undo the sliders."""
@@ -241,7 +245,12 @@ class Simulation:
             self.prestress_stiffness_scale = self.stiffness_scale
         else:
             self.spring_C_rel = self.tree.spring_C_rel.copy()
-        R = self.tree.rest_C_rel.copy()
+        self.time = 0.0
+        self.wind.restart()
+        if self.start == "mean_wind" and self._seed is None:
+            R = mean_wind_equilibrium(self).R_rel.copy()
+        else:
+            R = self.tree.rest_C_rel.copy()
         self.v[:] = 0.0
         for i, rotation, rate in self.static_model.initial_state:
             R[i] = R[i] @ so3.exp(rotation)
@@ -249,8 +258,6 @@ class Simulation:
         self.q[:] = so3.quats_from_matrices(R)
         self.ext_force[:] = 0.0
         self.ext_torque[:] = 0.0
-        self.time = 0.0
-        self.wind.restart()
         self._kinematics()
 
     def step(self, n: int = 1) -> None:
