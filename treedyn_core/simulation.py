@@ -24,6 +24,8 @@ from .articulated import (ArticulatedModel, Workspace, forward_kinematics, limb_
 from .compile_notice import announce_if_slow
 from .dynamics import ArticulatedSystem
 from .equilibrium import mean_wind_equilibrium, start_of
+from .easing import (EASE_PERIODS, MIN_EASE_TIME, UPDATE_INTERVAL, DampingEase, StiffnessEase,
+                     handover_offsets, slowest_period)
 from .errors import SimulationDiverged, TreedynError
 from .integrators import RK4Stages, rk4_steps, theta_steps
 from .joints import joint_torques
@@ -121,6 +123,10 @@ class Simulation:
         self._stale = False
         self._rk4_stages = RK4Stages.zeros(n)
         self._warm: set[str] = set()
+        # slider changes in progress (`easing`); the slowest sway period at scale 1, s
+        self._stiffness_ease: StiffnessEase | None = None
+        self._damping_ease: DampingEase | None = None
+        self._slowest_period = None
         self._entries: dict = {}   # compiled stepper → its entry point for our records (`_call`)
         self._seed = SeedDynamics(tree, self.inertia_base) if self.model == "seed" else None
         # Whether the steps compute aerodynamic loads: the model's drag (no drag is "wind off"
@@ -167,7 +173,7 @@ class Simulation:
         data["wind"].update(speed=self.wind.state[SPEED + TARGET],
                             direction_deg=self.wind.state[DIRECTION + TARGET] % 360.0,
                             turbulence_intensity=self.wind.state[INTENSITY + TARGET])
-        data["simulation"].update(model=self.model, dt=self.dt)
+        data["simulation"].update(model=self.model, dt=self.dt, start=self.start)
         if self.prestressed and self.prestress_stiffness_scale != self.stiffness_scale:
             data = expanded_data(data, self.tree, self.spring_C_rel)
         return data
@@ -212,7 +218,7 @@ class Simulation:
         return ArticulatedSystem(self.articulated_model(), self._workspace,
                                  self.air() if air is None else air, _loads(self.ext_force),
                                  _loads(self.ext_torque), float(self.stiffness_scale),
-                                 float(self.damping_scale))
+                                 float(self.damping_in_force))
 
     # -- the state (`State`): joint quaternions and rates, time, the wind's state --------------
 
@@ -238,6 +244,7 @@ class Simulation:
         plus the preset's initial_state; external loads cleared. The settings in force (wind
         speed, direction and turbulence, stiffness and damping scales, integrator, dt) are
         kept: a reset restarts the motion, it does not undo the sliders."""
+        self._stiffness_ease = self._damping_ease = None
         if self.prestressed:
             solve = (seed_prestressed_spring_rotations if self._seed is not None
                      else prestressed_spring_rotations)
@@ -262,7 +269,16 @@ class Simulation:
 
     def step(self, n: int = 1) -> None:
         """Advance n steps of dt with the integrator in force; raises SimulationDiverged (state
-        left at the last finite step) if a joint rate becomes non-finite."""
+        left at the last finite step) if a joint rate becomes non-finite. While a stiffness or
+        damping change eases in (`easing`), its values are updated every `UPDATE_INTERVAL`."""
+        while n > 0 and self._apply_eases():
+            chunk = min(n, max(1, int(round(UPDATE_INTERVAL / self.dt))))
+            self._step_warm(chunk)
+            n -= chunk
+        if n > 0:
+            self._step_warm(n)
+
+    def _step_warm(self, n: int) -> None:
         if self.integrator not in self._warm:
             with announce_if_slow():
                 self._step(n)
@@ -361,22 +377,72 @@ class Simulation:
     def restore_state(self, state: tuple) -> None:
         """Take up a `saved_state`."""
         q, v, self.time, wind, self.spring_C_rel = state
+        self._stiffness_ease = self._damping_ease = None
         self.q[:], self.v[:], self.wind.state[:] = q, v, wind
         self._kinematics()
 
     # -- settings that take effect at the next step ---------------------------------------------
 
     def set_stiffness_scale(self, value: float) -> None:
-        """Multiply every joint stiffness by value (> 0); the prestress is not recomputed."""
+        """Multiply every joint stiffness by value (> 0); the prestress is not recomputed.
+        The springs' torques carry on unchanged and the tree eases to the new stiffness over
+        a few of its sway periods (`easing.StiffnessEase`): no energy is injected."""
         if not value > 0:
             raise TreedynError(f"stiffness scale must be > 0, got {value}")
-        self.stiffness_scale = float(value)
+        value = float(value)
+        if value == self.stiffness_scale:
+            return
+        theta = np.empty((self.tree.n, 3))
+        self._spring_errors(theta)
+        offsets = handover_offsets(theta, self.stiffness_scale, value)
+        ease = self._stiffness_ease
+        if ease is not None and not ease.done(self.time):   # compose with the ramp under way
+            offsets = so3.log_many(so3.exp_many(ease.weight(self.time) * ease.offsets)
+                                   @ so3.exp_many(offsets))
+        if self._slowest_period is None:
+            self._slowest_period = slowest_period(self.tree, 1.0)
+        stiffer = max(value, self.stiffness_scale)
+        duration = max(MIN_EASE_TIME, EASE_PERIODS * self._slowest_period / np.sqrt(stiffer))
+        self._stiffness_ease = StiffnessEase(offsets, self.time, duration)
+        self.stiffness_scale = value
+        self._apply_eases()
 
     def set_damping_scale(self, value: float) -> None:
-        """Multiply every joint damping by value (≥ 0)."""
+        """Multiply every joint damping by value (≥ 0), eased in over
+        `easing.DAMPING_EASE_TIME` of simulated time."""
         if not value >= 0:
             raise TreedynError(f"damping scale must be ≥ 0, got {value}")
+        if float(value) != self.damping_scale:
+            self._damping_ease = DampingEase(self.damping_in_force, value, self.time)
         self.damping_scale = float(value)
+
+    @property
+    def damping_in_force(self) -> float:
+        """The damping scale the step uses now (during an ease, between the old and the set
+        `damping_scale`)."""
+        ease = self._damping_ease
+        return self.damping_scale if ease is None else ease.scale(self.time)
+
+    def _apply_eases(self) -> bool:
+        """Put the eased springs' rest rotations in force for the current time; ends the eases
+        that are done. Returns whether one is still under way."""
+        ease = self._stiffness_ease
+        if ease is not None:
+            if ease.done(self.time):
+                self._stiffness_ease = None
+                self.spring_q = so3.quats_from_matrices(self._spring_C_rel)
+            else:
+                self.spring_q = so3.quats_from_matrices(
+                    ease.spring_C_rel(self._spring_C_rel, self.time))
+        if self._damping_ease is not None and self._damping_ease.done(self.time):
+            self._damping_ease = None
+        return self._stiffness_ease is not None or self._damping_ease is not None
+
+    def _spring_errors(self, theta: np.ndarray) -> None:
+        """The springs' error rotation vectors (N, 3) rad, child axes, into theta (in force)."""
+        t = self.tree
+        joint_torques(self.q, self.v, self.spring_q, t.stiffness, t.damping,
+                      self.stiffness_scale, 0.0, 0.0, theta, np.empty((t.n, 3)))
 
     def set_dt(self, dt: float) -> None:
         """Time step, s (> 0), from the next step on."""
@@ -460,7 +526,7 @@ class Simulation:
         kinetic, gravity = mechanical_energy(t.mass, t.com_offset, t.inertia_com, w.C_IF, w.base,
                                              w.omega, w.base_vel, self.gravity)
         spring = joint_torques(self.q, self.v, self.spring_q, t.stiffness, t.damping,
-                               self.stiffness_scale, self.damping_scale, 0.0, w.theta, w.tau)
+                               self.stiffness_scale, self.damping_in_force, 0.0, w.theta, w.tau)
         return kinetic, gravity, spring
 
     def aerodynamic_forces(self) -> np.ndarray:
@@ -485,7 +551,7 @@ class Simulation:
         t, w = self.tree, self._work
         root = slice(0, 1)  # the root is limb 0 (breadth-first): its joint alone, O(1)
         joint_torques(self.q[root], self.v[root], self.spring_q[root], t.stiffness[root],
-                      t.damping[root], self.stiffness_scale, self.damping_scale, 0.0,
+                      t.damping[root], self.stiffness_scale, self.damping_in_force, 0.0,
                       w.theta[root], w.tau[root])
         return w.C_IF[0] @ w.tau[0]
 
