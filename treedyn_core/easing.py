@@ -7,11 +7,13 @@ flung back). Instead:
 - **stiffness**: the new scale takes over with the torque unchanged: every spring's rest
   rotation is moved so that its error becomes θ' = (s₁/s₂) θ (`handover_offsets`; the spring
   energy ½ s K θ² is multiplied by s₁/s₂, so stiffening removes energy). The rest rotations
-  then return to their own along a smooth (C², quintic) ramp over several periods of the
-  tree's slowest sway at the stiffer of the two scales: long enough for the tree to follow
-  quasi-statically where it must (stiffening: the tree travels (s₂/s₁ − 1) times its new
-  deflection, and any residual swing is multiplied by the new stiffness); softening, a
-  residual swing of the whole travel would only double the new steady moment;
+  then return to their own along a smooth (C², quintic) ramp (`ease_time`) over at least
+  `EASE_PERIODS` of the tree's slowest sway at the stiffer of the two scales and
+  `SOFT_PERIODS` at the softer: the tree travels the difference of its two deflections, the
+  softer one's (a tenth of the stiffness: ten times the deflection) — any residual swing after
+  the ramp is multiplied by the stiffer scale, and the moment that accelerates the tree along
+  the travel is the softer deflection's moment times 5.8 (P_soft / 2πT)² (the quintic's peak
+  acceleration, 10/√3 travel/T²), below 4 % of it for T ≥ 2 P_soft;
 - **damping**: a damper only dissipates, whatever its coefficient; the scale moves
   geometrically over `DAMPING_EASE_TIME` so that its torque has no step either.
 
@@ -31,7 +33,8 @@ from . import so3
 from .tree import _subtree_inertia_about_joints as subtree_inertia_about_joints
 
 DAMPING_EASE_TIME = 0.3   # s, of simulated time
-EASE_PERIODS = 4.0        # the stiffness ramp, in estimated slowest periods at the stiffer scale
+EASE_PERIODS = 4.0        # the stiffness ramp, at least this many slowest periods at the stiffer
+SOFT_PERIODS = 2.0        # ... and at the softer scale
 MIN_EASE_TIME = 0.3       # s
 UPDATE_INTERVAL = 0.01    # s between updates of the eased values during a step of many
 
@@ -54,6 +57,14 @@ def slowest_period(tree, stiffness_scale: float) -> float:
         rows = slice(tree.level_start[level], tree.level_start[level + 1])
         path[rows] += path[tree.parent[rows]]
     return 2.0 * math.pi * math.sqrt(path.max() / stiffness_scale)
+
+
+def ease_time(period_at_unit_scale: float, old_scale: float, new_scale: float) -> float:
+    """Duration (s) of the stiffness ramp from old_scale to new_scale (module docstring), the
+    tree's slowest sway period at scale 1 given (s, `slowest_period`)."""
+    stiffer, softer = max(old_scale, new_scale), min(old_scale, new_scale)
+    return max(MIN_EASE_TIME, EASE_PERIODS * period_at_unit_scale / math.sqrt(stiffer),
+               SOFT_PERIODS * period_at_unit_scale / math.sqrt(softer))
 
 
 def handover_offsets(theta: np.ndarray, old_scale: float, new_scale: float) -> np.ndarray:

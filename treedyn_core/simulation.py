@@ -24,8 +24,8 @@ from .articulated import (ArticulatedModel, Workspace, forward_kinematics, limb_
 from .compile_notice import announce_if_slow
 from .dynamics import ArticulatedSystem
 from .equilibrium import mean_wind_equilibrium, start_of
-from .easing import (EASE_PERIODS, MIN_EASE_TIME, UPDATE_INTERVAL, DampingEase, StiffnessEase,
-                     handover_offsets, slowest_period)
+from .easing import (UPDATE_INTERVAL, DampingEase, StiffnessEase, ease_time, handover_offsets,
+                     slowest_period)
 from .errors import SimulationDiverged, TreedynError
 from .integrators import RK4Stages, rk4_steps, theta_steps
 from .joints import joint_torques
@@ -275,6 +275,7 @@ class Simulation:
             chunk = min(n, max(1, int(round(UPDATE_INTERVAL / self.dt))))
             self._step_warm(chunk)
             n -= chunk
+            self._apply_eases()    # the outputs read the values of the time reached
         if n > 0:
             self._step_warm(n)
 
@@ -392,6 +393,7 @@ class Simulation:
         value = float(value)
         if value == self.stiffness_scale:
             return
+        self._apply_eases()
         theta = np.empty((self.tree.n, 3))
         self._spring_errors(theta)
         offsets = handover_offsets(theta, self.stiffness_scale, value)
@@ -401,8 +403,7 @@ class Simulation:
                                    @ so3.exp_many(offsets))
         if self._slowest_period is None:
             self._slowest_period = slowest_period(self.tree, 1.0)
-        stiffer = max(value, self.stiffness_scale)
-        duration = max(MIN_EASE_TIME, EASE_PERIODS * self._slowest_period / np.sqrt(stiffer))
+        duration = ease_time(self._slowest_period, self.stiffness_scale, value)
         self._stiffness_ease = StiffnessEase(offsets, self.time, duration)
         self.stiffness_scale = value
         self._apply_eases()
