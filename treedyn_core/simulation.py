@@ -22,7 +22,7 @@ from .aero import Air, drag_loads, midpoints
 from .articulated import (ArticulatedModel, Workspace, forward_kinematics, limb_tips,
                           mechanical_energy)
 from .compile_notice import announce_if_slow
-from .dynamics import ArticulatedSystem
+from .dynamics import ArticulatedSystem, Pull
 from .equilibrium import mean_wind_equilibrium, start_of
 from .easing import (UPDATE_INTERVAL, DampingEase, StiffnessEase, ease_time, handover_offsets,
                      slowest_period)
@@ -117,6 +117,7 @@ class Simulation:
         self.spring_C_rel = tree.spring_C_rel.copy()
         self.ext_force = np.zeros((n, 3))
         self.ext_torque = np.zeros((n, 3))
+        self.pull = Pull.none()   # a point pulled by a spring-damper (`set_pull`)
         self.wind = WindField(self.data["wind"])
         self.state = State(np.zeros((n, 4)), np.zeros((n, 3)), 0.0, self.wind.state)
         self._workspace = Workspace.zeros(n)
@@ -218,7 +219,7 @@ class Simulation:
         return ArticulatedSystem(self.articulated_model(), self._workspace,
                                  self.air() if air is None else air, _loads(self.ext_force),
                                  _loads(self.ext_torque), float(self.stiffness_scale),
-                                 float(self.damping_in_force))
+                                 float(self.damping_in_force), self.pull)
 
     # -- the state (`State`): joint quaternions and rates, time, the wind's state --------------
 
@@ -265,6 +266,7 @@ class Simulation:
         self.q[:] = so3.quats_from_matrices(R)
         self.ext_force[:] = 0.0
         self.ext_torque[:] = 0.0
+        self.pull = Pull.none()
         self._kinematics()
 
     def step(self, n: int = 1) -> None:
@@ -486,6 +488,17 @@ class Simulation:
     @property
     def turbulence_intensity(self) -> float:
         return self.wind.intensity
+
+    def set_pull(self, limb: int, offset: np.ndarray, target: np.ndarray, stiffness: float,
+                 damping: float) -> None:
+        """Pull the point base + C_IF offset (offset (3,) m, limb axes) of limb `limb` toward
+        `target` (3,) m, inertial, with a spring `stiffness` N/m and a damper `damping` N s/m
+        on its velocity, held until changed; limb −1 lets go. The articulated model makes it
+        implicit in the θ-method (`dynamics.Pull`); the seed model does not take it."""
+        if self._seed is not None and limb >= 0:
+            raise TreedynError("the seed model takes external loads only (set_external_loads)")
+        self.pull = Pull(int(limb), np.array(offset, dtype=np.float64),
+                         np.array(target, dtype=np.float64), float(stiffness), float(damping))
 
     def set_external_loads(self, force: np.ndarray, torque: np.ndarray | None = None) -> None:
         """External force (N, 3) N at each limb's base and torque (N, 3) N m, inertial axes,
