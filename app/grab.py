@@ -11,12 +11,20 @@ it was pressed, a fixed fraction `s` of the way from base to tip) toward the
 target (the point under the cursor on the plane through the grabbed point that
 faces the camera).
 
-Stiffness: k = `PULL_FRACTION_STIFFNESS` × the tree's own static stiffness at
-the grabbed point in its softest direction (the joint springs from the root to
-the grabbed limb, each joint's rotation turning the point about that joint's
-base; gravity's geometric stiffness left out). So a twig and a trunk, a sapling
-and a giant, all follow the cursor the same fraction of the way, k/(k + k_tree)
-= 20/21 statically: the grabbed point ends within 5 % of the cursor. (A
+Stiffness: the point moves by u = C k (d − u) under a drag d, C the point's
+compliance (3×3: the joint springs from the root to the grabbed limb, each
+joint's rotation turning the point about that joint's base; gravity's geometric
+stiffness left out), so it misses the cursor by (1 + kC)⁻¹ d. C is far from
+isotropic (a branch barely moves along its own axis, where only its parents'
+bending carries it), so k is `PULL_FRACTION_STIFFNESS` × the tree's stiffness in
+the point's *stiffest* direction, 1/c_min: then a twig and a trunk, a sapling
+and a giant, pulled any way, all follow to within 1/21 of the drag statically
+(less the arcs a point turning about its joints cannot leave). Where the joints
+cannot move the point (along a straight trunk: a compliance below
+1/`MAX_STIFFNESS_RATIO` of the softest), that direction is left out of c_min: a
+pull there, or the drop of a point swung on an arc, would otherwise ask for
+tens of meganewtons. The force the status line shows is what holds the tree
+there. (A
 stiffness made from mass and height alone leaves twigs, whose springs are stiff
 for their weight, nearly unmoved.) A dashpot (damping ratio
 `SPRING_DAMPING_RATIO` on k and the grabbed limb's effective mass) acts on the
@@ -50,6 +58,8 @@ PICK_TOLERANCE_PX = 10.0
 # The spring: this many times the tree's own stiffness at the grabbed point (the point then
 # goes k/(k + k_tree) = 20/21 of the way to the cursor, statically).
 PULL_FRACTION_STIFFNESS = 20.0
+# Directions this many times stiffer than the point's softest count as immovable.
+MAX_STIFFNESS_RATIO = 1.0e3
 # Explicit fallback only: ω_spring · dt ≤ this (a spring force held over a step).
 MAX_SPRING_RATE = 1.0
 EFFECTIVE_MASS_DIVISOR = 4.0
@@ -141,10 +151,10 @@ class GrabSpring:
         point, _ = self.point(sim)
         compliance = point_compliance(tree, sim.C_IF, sim.base, self.limb, point,
                                       sim.stiffness_scale)
-        softest = float(np.linalg.eigvalsh(0.5 * (compliance + compliance.T))[-1])
-        k_tree = 1.0 / max(softest, 1e-300)
+        principal = np.linalg.eigvalsh(0.5 * (compliance + compliance.T))   # ascending, m/N
+        mobile = principal[principal >= principal[-1] / MAX_STIFFNESS_RATIO]
         mass = float(tree.mass[tree.subtree(self.limb)].sum()) / EFFECTIVE_MASS_DIVISOR
-        self.stiffness = PULL_FRACTION_STIFFNESS * k_tree
+        self.stiffness = PULL_FRACTION_STIFFNESS / max(float(mobile[0]), 1e-300)
         if not implicit:
             self.stiffness = min(self.stiffness, mass * (MAX_SPRING_RATE / sim.dt) ** 2)
         self.damping = 2.0 * SPRING_DAMPING_RATIO * math.sqrt(self.stiffness * mass)

@@ -43,7 +43,9 @@ def test_prestressed_preset_stands_still(name):
 def test_softened_after_load_the_tree_sags(name):
     sim = _released_from_rest(name)
     sim.set_stiffness_scale(0.5)
-    assert _largest_motion(sim) > SAGS * sim.tree.height
+    start = sim.tip.copy()
+    sim.step(int(round(sim.eased_by / sim.dt)))   # the softening eases in (design.md §2.1)
+    assert np.abs(sim.tip - start).max() > SAGS * sim.tree.height
 
 
 def test_prestress_follows_the_stiffness_scale_at_reset():

@@ -24,8 +24,8 @@ from .articulated import (ArticulatedModel, Workspace, forward_kinematics, limb_
 from .compile_notice import announce_if_slow
 from .dynamics import ArticulatedSystem, Pull
 from .equilibrium import mean_wind_equilibrium, start_of
-from .easing import (UPDATE_INTERVAL, DampingEase, StiffnessEase, ease_time, handover_offsets,
-                     slowest_period)
+from .easing import (DAMPING_EASE_TIME, UPDATE_INTERVAL, DampingEase, StiffnessEase,
+                     ease_time, handover_offsets, slowest_period)
 from .errors import SimulationDiverged, TreedynError
 from .integrators import RK4Stages, rk4_steps, theta_steps
 from .joints import joint_torques
@@ -384,6 +384,17 @@ class Simulation:
         self.q[:], self.v[:], self.wind.state[:] = q, v, wind
         self._kinematics()
 
+    def take_over(self, other: "Simulation") -> None:
+        """Go on with the motion of `other`, a simulation of the same tree (the app's switch
+        between the models): its joints, rates, time, wind, springs' rest rotations, scales and
+        the eases under way, so the run continues instead of restarting at t = 0."""
+        self.restore_state(other.saved_state())
+        self.stiffness_scale, self.damping_scale = other.stiffness_scale, other.damping_scale
+        if hasattr(other, "prestress_stiffness_scale"):
+            self.prestress_stiffness_scale = other.prestress_stiffness_scale
+        self._stiffness_ease, self._damping_ease = other._stiffness_ease, other._damping_ease
+        self._apply_eases()
+
     # -- settings that take effect at the next step ---------------------------------------------
 
     def set_stiffness_scale(self, value: float) -> None:
@@ -425,6 +436,17 @@ class Simulation:
         `damping_scale`)."""
         ease = self._damping_ease
         return self.damping_scale if ease is None else ease.scale(self.time)
+
+    @property
+    def eased_by(self) -> float:
+        """Simulated time, s, by which the stiffness and damping changes under way are fully in
+        force (the current time when none is)."""
+        ends = [self.time]
+        if self._stiffness_ease is not None:
+            ends.append(self._stiffness_ease.start + self._stiffness_ease.duration)
+        if self._damping_ease is not None:
+            ends.append(self._damping_ease.start + DAMPING_EASE_TIME)
+        return max(ends)
 
     def _apply_eases(self) -> bool:
         """Put the eased springs' rest rotations in force for the current time; ends the eases
