@@ -67,6 +67,7 @@ def test_saved_after_softening_loads_to_the_same_simulation(tmp_path):
     preset.data["simulation"]["start"] = "rest"
     sim = Simulation(preset)
     sim.set_stiffness_scale(0.5)
+    sim.end_eases()
     path = tmp_path / "softened.yaml"
     save_preset(sim.preset_data(), path)
     loaded = Simulation(load_preset(path))

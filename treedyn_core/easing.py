@@ -37,6 +37,7 @@ EASE_PERIODS = 4.0        # the stiffness ramp, at least this many slowest perio
 SOFT_PERIODS = 2.0        # ... and at the softer scale
 MIN_EASE_TIME = 0.3       # s
 UPDATE_INTERVAL = 0.01    # s between updates of the eased values during a step of many
+MAX_HANDOVER_ANGLE = 1.0  # rad, the largest spring error a handover leaves
 
 
 def smootherstep(x: float) -> float:
@@ -69,8 +70,14 @@ def ease_time(period_at_unit_scale: float, old_scale: float, new_scale: float) -
 
 def handover_offsets(theta: np.ndarray, old_scale: float, new_scale: float) -> np.ndarray:
     """(N, 3) rotation vectors φ, child axes: the spring rest rotations E exp(φ) under which the
-    spring errors θ (N, 3) rad become (old/new) θ, the torque unchanged to first order."""
-    return (1.0 - old_scale / new_scale) * theta
+    spring errors θ (N, 3) rad become (old/new) θ, the torque unchanged to first order. A
+    softening so strong that an error would exceed `MAX_HANDOVER_ANGLE` keeps that angle (a
+    spring error is a rotation: it cannot grow without bound); the torque then drops, which
+    lets the tree sag, never spring."""
+    after = (old_scale / new_scale) * theta
+    size = np.linalg.norm(after, axis=1)
+    shrink = np.minimum(1.0, MAX_HANDOVER_ANGLE / np.maximum(size, 1e-300))
+    return theta - shrink[:, None] * after
 
 
 class StiffnessEase:

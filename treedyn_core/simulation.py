@@ -437,6 +437,13 @@ class Simulation:
         ease = self._damping_ease
         return self.damping_scale if ease is None else ease.scale(self.time)
 
+    def end_eases(self) -> None:
+        """Put the stiffness and damping scales set fully in force now, as if set long ago
+        (the springs' own rest rotations, the set damping): for scripts and tests that
+        change a scale at t = 0, before the motion starts."""
+        self._stiffness_ease = self._damping_ease = None
+        self.spring_C_rel = self._spring_C_rel
+
     @property
     def eased_by(self) -> float:
         """Simulated time, s, by which the stiffness and damping changes under way are fully in
