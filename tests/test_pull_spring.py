@@ -65,10 +65,7 @@ def test_implicit_pull_solves_the_dense_system_with_an_added_point_mass():
     A = ref.mass_matrix(tree, R)
     J = np.zeros((3, 3 * n))
     for j in tree.ancestors(limb):
-        i3 = slice(3 * j, 3 * j + 3)
-        upper = np.array([[D0[j, 0], D0[j, 1], D0[j, 2]], [D0[j, 1], D0[j, 3], D0[j, 4]],
-                          [D0[j, 2], D0[j, 4], D0[j, 5]]])
-        J[:, i3] = -ref.skew(point - base[j]) @ C[j]
+        J[:, 3 * j:3 * j + 3] = -ref.skew(point - base[j]) @ C[j]
     for j in range(n):
         upper = np.array([[D0[j, 0], D0[j, 1], D0[j, 2]], [D0[j, 1], D0[j, 3], D0[j, 4]],
                           [D0[j, 2], D0[j, 4], D0[j, 5]]])
