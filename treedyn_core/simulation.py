@@ -400,7 +400,8 @@ class Simulation:
     def set_stiffness_scale(self, value: float) -> None:
         """Multiply every joint stiffness by value (> 0); the prestress is not recomputed.
         The springs' torques carry on unchanged and the tree eases to the new stiffness over
-        a few of its sway periods (`easing.StiffnessEase`): no energy is injected."""
+        a few of its sway periods (`easing.StiffnessEase`, docs/design.md §2.1): the change
+        injects no energy, and the tree follows the ease quasi-statically."""
         if not value > 0:
             raise TreedynError(f"stiffness scale must be > 0, got {value}")
         value = float(value)
