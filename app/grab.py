@@ -64,6 +64,10 @@ MAX_STIFFNESS_RATIO = 1.0e3
 MAX_SPRING_RATE = 1.0
 EFFECTIVE_MASS_DIVISOR = 4.0
 SPRING_DAMPING_RATIO = 0.4
+# m/s: the spring's anchor catches up with the cursor no faster (a stiff spring pulled by a
+# sudden jump of the cursor would move a limb by a large rotation in one step, where the
+# step's linearisation no longer holds).
+MAX_ANCHOR_SPEED = 2.0
 
 
 def pick_segment(start: np.ndarray, end: np.ndarray, cursor, half_width=0.0,
@@ -129,6 +133,7 @@ class GrabSpring:
         self.damping = 0.0
         self.force = 0.0
         self._implicit = None   # the pull is in the step (True) or an external load (False)
+        self._anchor = None     # m, inertial: where the spring is held (moves to the target)
         self._n = None
         self._last_point = None
         self._last_time = None
@@ -166,16 +171,23 @@ class GrabSpring:
             self.release(sim)
             self._set_up(sim, implicit)
         point, base = self.point(sim)
-        self.force = float(self.stiffness * np.linalg.norm(self.target - point))
+        # the spring's anchor follows the cursor at most at MAX_ANCHOR_SPEED
+        if self._anchor is None:
+            self._anchor = point
+        step = self.target - self._anchor
+        reach = MAX_ANCHOR_SPEED * sim.dt
+        size = float(np.linalg.norm(step))
+        self._anchor = self._anchor + (step if size <= reach else step * (reach / size))
+        self.force = float(self.stiffness * np.linalg.norm(self._anchor - point))
         if implicit:
             offset = self.s * sim.tree.length[self.limb] * sim.tree.u[self.limb]
-            sim.set_pull(self.limb, offset, self.target, self.stiffness, self.damping)
+            sim.set_pull(self.limb, offset, self._anchor, self.stiffness, self.damping)
             return
         velocity = np.zeros(3)
         if self._last_time is not None and sim.time > self._last_time:
             velocity = (point - self._last_point) / (sim.time - self._last_time)
         self._last_point, self._last_time = point, sim.time
-        force = self.stiffness * (self.target - point) - self.damping * velocity
+        force = self.stiffness * (self._anchor - point) - self.damping * velocity
         forces, torques = np.zeros((self._n, 3)), np.zeros((self._n, 3))
         forces[self.limb] = force
         torques[self.limb] = np.cross(point - base, force)

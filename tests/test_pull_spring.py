@@ -12,7 +12,8 @@ from reference_step import quats_to_matrices
 from treedyn_core import so3
 from treedyn_core.dynamics import articulated_dynamics
 from treedyn_core.errors import SimulationDiverged
-from treedyn_core.preset import load_preset
+from treedyn_app.grab import GrabSpring
+from treedyn_core.preset import apply_overrides, load_preset, shipped_presets
 from treedyn_core.simulation import Simulation
 
 RTOL = 1e-9
@@ -144,3 +145,43 @@ def test_pull_on_a_single_spring_limb_matches_its_statics():
     tip = sim.tip[0]
     print(f"tilt {np.degrees(phi):.3f}°, tip {tip}, expected {expected}")
     np.testing.assert_allclose(tip, expected, atol=1e-6 * L)
+
+
+def _grab_targets(tree) -> dict:
+    """limb and fraction for a trunk, a branch and a twig of a tree (a kind it lacks: left
+    out): the highest trunk limb, the first branch's base limb, the crown top."""
+    trunk = [i for i in range(tree.n) if i == 0 or tree.names[i].startswith("trunk")]
+    tips = [i for i in range(tree.n) if not np.any(tree.parent == i)]
+    branches = [i for i in range(tree.n) if i not in trunk and i not in tips]
+    top = int(np.argmax(tree.rest_tip[:, 2]))
+    found = {"trunk": (trunk[-1], 0.6), "twig": (top if top in tips else tips[-1], 0.8)}
+    if branches:
+        found["branch"] = (branches[0], 0.6)
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(shipped_presets()))
+def test_grab_follows_the_cursor_on_every_shipped_preset(name):
+    """The app's grab (`GrabSpring`, as the worker applies it before each step): dragged
+    sideways by 5 % of the point's distance from the tree's base, the point ends within 10 %
+    of the drag, on the trunk, a branch and a twig (mean wind on, no turbulence)."""
+    data = apply_overrides(load_preset(name).data, ["wind.turbulence_intensity=0"])
+    misses = {}
+    for kind, (limb, s) in _grab_targets(Simulation.from_data(data).tree).items():
+        sim = Simulation.from_data(data)
+        base, tip = sim.base[limb], sim.tip[limb]
+        point = base + s * (tip - base)
+        axis = (tip - base) / np.linalg.norm(tip - base)
+        side = np.cross(axis, [0.0, 0.0, 1.0])
+        side = side / np.linalg.norm(side) if np.linalg.norm(side) > 1e-6 else np.array(
+            [0.0, 1.0, 0.0])
+        drag = 0.05 * np.linalg.norm(point - sim.base[0]) * side
+        spring = GrabSpring(limb, s, point)
+        spring.set_target(point + drag)
+        for _ in range(int(round(3.0 / sim.dt))):
+            spring.apply(sim)
+            sim.step(1)
+        reached, _ = spring.point(sim)
+        misses[kind] = np.linalg.norm(reached - point - drag) / np.linalg.norm(drag)
+    print(name, {kind: f"{miss:.1%}" for kind, miss in misses.items()})
+    assert max(misses.values()) <= 0.10
