@@ -40,6 +40,10 @@ k ≤ m_eff (`MAX_SPRING_RATE` / dt)², m_eff = subtree mass /
 `EFFECTIVE_MASS_DIVISOR` (a rod turning about its base has a tip effective mass
 of m/3); the point then follows less far.
 
+The spring is held at an anchor that follows the cursor at most at
+`MAX_ANCHOR_SPEED`: on old_oak's first branch k is 3e9 N/m, and a cursor's jump
+of 0.3 m in one step turned the limb too far for the step's linearisation.
+
 The status line names the grabbed limb in words (`limb_label`): "trunk, 2.1 m
 up", "branch 3, 4.5 m out".
 """
