@@ -9,26 +9,43 @@ applies it before every step as an external load
 The spring pulls the grabbed point (the point of the limb under the cursor when
 it was pressed, a fixed fraction `s` of the way from base to tip) toward the
 target (the point under the cursor on the plane through the grabbed point that
-faces the camera). A force F at that point is the force F at the limb's base
-plus the torque (p − base) × F.
+faces the camera).
 
-Stiffness: k = `PULL_FRACTION_STIFFNESS` × the tree's own static stiffness at
-the grabbed point in its softest direction (the joint springs from the root to
-the grabbed limb, each joint's rotation turning the point about that joint's
-base; gravity's geometric stiffness left out). So a twig and a trunk, a sapling
-and a giant, all follow the cursor about the same fraction of the way (2/3 for
-a factor of 2). A stiffness made from mass and height alone (m g / (0.1 H))
-leaves twigs, whose springs are stiff for their weight, nearly unmoved.
-The spring force is explicit (evaluated before each step, held during it), so
-its frequency on the grabbed limb's mass is capped: k ≤ m_eff (`MAX_SPRING_RATE` /
-dt)², m_eff = subtree mass / `EFFECTIVE_MASS_DIVISOR` (a rod turning about its base
-has a tip effective mass of m/3). A dashpot (damping ratio `SPRING_DAMPING_RATIO`
-on k and m_eff) acts on the grabbed point's velocity, so a pulled branch settles
-under the hand instead of ringing; on release only the tree's own damping is
-left and it swings back freely. The spring's pull is limited to the tree's
-weight (`MAX_FORCE_IN_WEIGHTS`; the dashpot acts on top): near the trunk, 2/3 of a long drag would otherwise
-take hundreds of kilonewtons and fold a young oak over, with a bending moment
-at its base ten times what breaks it.
+Stiffness: the point moves by u = C k (d − u) under a drag d, C the point's
+compliance (3×3: the joint springs from the root to the grabbed limb, each
+joint's rotation turning the point about that joint's base; gravity's geometric
+stiffness left out), so it misses the cursor by (1 + kC)⁻¹ d. C is far from
+isotropic (a branch barely moves along its own axis, where only its parents'
+bending carries it), so k is `PULL_FRACTION_STIFFNESS` × the tree's stiffness in
+the point's *stiffest* direction, 1/c_min: then a twig and a trunk, a sapling
+and a giant, pulled any way, all follow to within 1/21 of the drag statically
+(less the arcs a point turning about its joints cannot leave). Where the joints
+cannot move the point (along a straight trunk: a compliance below
+1/`MAX_STIFFNESS_RATIO` of the softest), that direction is left out of c_min: a
+pull there, or the drop of a point swung on an arc, would otherwise ask for
+tens of meganewtons. The force the status line shows is what holds the tree
+there. (A
+stiffness made from mass and height alone leaves twigs, whose springs are stiff
+for their weight, nearly unmoved.) A dashpot (damping ratio
+`SPRING_DAMPING_RATIO` on k and the grabbed limb's effective mass) acts on the
+grabbed point's velocity, so a pulled branch settles under the hand instead of
+ringing; on release only the tree's own damping is left and it swings back.
+
+Such a spring on a twig is far stiffer than anything an explicit force can
+follow at the frame's step. The articulated model with the implicit integrator
+takes it into the step (`Simulation.set_pull`, docs/design.md §4.1: an added
+mass at the point), which keeps it stable at any k. Elsewhere (the seed model,
+rk4, dop853) the pull is an external load held over each step, its rate capped:
+k ≤ m_eff (`MAX_SPRING_RATE` / dt)², m_eff = subtree mass /
+`EFFECTIVE_MASS_DIVISOR` (a rod turning about its base has a tip effective mass
+of m/3); the point then follows less far.
+
+The spring is held at an anchor that follows the cursor at most at
+`MAX_ANCHOR_SPEED`: on old_oak's first branch k is 3e9 N/m, and a cursor's jump
+of 0.3 m in one step turned the limb too far for the step's linearisation.
+
+The status line names the grabbed limb in words (`limb_label`): "trunk, 2.1 m
+up", "branch 3, 4.5 m out".
 """
 
 from __future__ import annotations
@@ -43,14 +60,18 @@ from treedyn_core.so3 import hat_many
 # (plus half its drawn width).
 PICK_TOLERANCE_PX = 10.0
 # The spring: this many times the tree's own stiffness at the grabbed point (the point then
-# goes k/(k + k_tree) = 2/3 of the way to the cursor, statically).
-PULL_FRACTION_STIFFNESS = 2.0
-# ω_spring · dt ≤ this (explicit spring force held over a step). Pulling every limb of sapling
-# and young_oak and 40 of giant by 0.1 H: steady at 1.0; at 1.5 young_oak's trunk rings.
+# goes k/(k + k_tree) = 20/21 of the way to the cursor, statically).
+PULL_FRACTION_STIFFNESS = 20.0
+# Directions this many times stiffer than the point's softest count as immovable.
+MAX_STIFFNESS_RATIO = 1.0e3
+# Explicit fallback only: ω_spring · dt ≤ this (a spring force held over a step).
 MAX_SPRING_RATE = 1.0
 EFFECTIVE_MASS_DIVISOR = 4.0
 SPRING_DAMPING_RATIO = 0.4
-MAX_FORCE_IN_WEIGHTS = 1.0  # the largest pull, in weights of the whole tree (m_total |g|)
+# m/s: the spring's anchor catches up with the cursor no faster (a stiff spring pulled by a
+# sudden jump of the cursor would move a limb by a large rotation in one step, where the
+# step's linearisation no longer holds).
+MAX_ANCHOR_SPEED = 2.0
 
 
 def pick_segment(start: np.ndarray, end: np.ndarray, cursor, half_width=0.0,
@@ -105,8 +126,7 @@ class GrabSpring:
     (`apply` before each step, `set_target` through `worker.call`).
 
     Read by the GUI for display (plain values, replaced whole): `force` N (magnitude of the
-    last force applied), `saturated` (it was the limit, `MAX_FORCE_IN_WEIGHTS`), `stiffness`
-    N/m (0 until the first step).
+    spring's pull at the last step), `stiffness` N/m (0 until the first step).
     """
 
     def __init__(self, limb: int, s: float, target: np.ndarray):
@@ -115,11 +135,10 @@ class GrabSpring:
         self.target = np.array(target, dtype=float)
         self.stiffness = 0.0
         self.damping = 0.0
-        self.max_force = math.inf
-        self.saturated = False
         self.force = 0.0
-        self._forces = None
-        self._torques = None
+        self._implicit = None   # the pull is in the step (True) or an external load (False)
+        self._anchor = None     # m, inertial: where the spring is held (moves to the target)
+        self._n = None
         self._last_point = None
         self._last_time = None
 
@@ -135,48 +154,76 @@ class GrabSpring:
         tip = sim.tip[i]
         return base + self.s * (tip - base), base
 
-    def _set_up(self, sim) -> None:
+    def _set_up(self, sim, implicit: bool) -> None:
         tree = sim.tree
-        n = tree.n
-        self._forces = np.zeros((n, 3))
-        self._torques = np.zeros((n, 3))
+        self._n, self._implicit = tree.n, implicit
         point, _ = self.point(sim)
         compliance = point_compliance(tree, sim.C_IF, sim.base, self.limb, point,
                                       sim.stiffness_scale)
-        softest = float(np.linalg.eigvalsh(0.5 * (compliance + compliance.T))[-1])
-        k_tree = 1.0 / max(softest, 1e-300)
+        principal = np.linalg.eigvalsh(0.5 * (compliance + compliance.T))   # ascending, m/N
+        mobile = principal[principal >= principal[-1] / MAX_STIFFNESS_RATIO]
         mass = float(tree.mass[tree.subtree(self.limb)].sum()) / EFFECTIVE_MASS_DIVISOR
-        k_cap = mass * (MAX_SPRING_RATE / sim.dt) ** 2
-        self.stiffness = min(PULL_FRACTION_STIFFNESS * k_tree, k_cap)
+        self.stiffness = PULL_FRACTION_STIFFNESS / max(float(mobile[0]), 1e-300)
+        if not implicit:
+            self.stiffness = min(self.stiffness, mass * (MAX_SPRING_RATE / sim.dt) ** 2)
         self.damping = 2.0 * SPRING_DAMPING_RATIO * math.sqrt(self.stiffness * mass)
-        weight = float(tree.mass.sum()) * float(np.linalg.norm(sim.gravity))
-        self.max_force = MAX_FORCE_IN_WEIGHTS * weight if weight > 0 else math.inf
 
     def apply(self, sim) -> None:
-        """Set the simulation's external loads to this spring's pull (before a step)."""
-        if self._forces is None or self._forces.shape[0] != sim.tree.n:
-            self._set_up(sim)
+        """Put this spring's pull in force in the simulation (before a step)."""
+        implicit = sim.model == "articulated" and sim.integrator == "implicit"
+        if self._n != sim.tree.n or self._implicit != implicit:
+            self.release(sim)
+            self._set_up(sim, implicit)
         point, base = self.point(sim)
+        # the spring's anchor follows the cursor at most at MAX_ANCHOR_SPEED
+        if self._anchor is None:
+            self._anchor = point
+        step = self.target - self._anchor
+        reach = MAX_ANCHOR_SPEED * sim.dt
+        size = float(np.linalg.norm(step))
+        self._anchor = self._anchor + (step if size <= reach else step * (reach / size))
+        self.force = float(self.stiffness * np.linalg.norm(self._anchor - point))
+        if implicit:
+            offset = self.s * sim.tree.length[self.limb] * sim.tree.u[self.limb]
+            sim.set_pull(self.limb, offset, self._anchor, self.stiffness, self.damping)
+            return
         velocity = np.zeros(3)
         if self._last_time is not None and sim.time > self._last_time:
             velocity = (point - self._last_point) / (sim.time - self._last_time)
         self._last_point, self._last_time = point, sim.time
-        pull = self.stiffness * (self.target - point)
-        size = float(np.linalg.norm(pull))
-        self.saturated = size > self.max_force
-        if self.saturated:  # the spring at its limit; the dashpot still damps
-            pull *= self.max_force / size
-        force = pull - self.damping * velocity
-        self._forces[self.limb] = force
-        self._torques[self.limb] = np.cross(point - base, force)
-        sim.set_external_loads(self._forces, self._torques)
-        self.force = float(np.linalg.norm(force))
+        force = self.stiffness * (self._anchor - point) - self.damping * velocity
+        forces, torques = np.zeros((self._n, 3)), np.zeros((self._n, 3))
+        forces[self.limb] = force
+        torques[self.limb] = np.cross(point - base, force)
+        sim.set_external_loads(forces, torques)
 
     def release(self, sim) -> None:
         """Take the load off (the tree swings back)."""
         n = sim.tree.n
+        if sim.model == "articulated":
+            sim.set_pull(-1, np.zeros(3), np.zeros(3), 0.0, 0.0)
         sim.set_external_loads(np.zeros((n, 3)), np.zeros((n, 3)))
         self.force = 0.0
+
+
+def limb_label(tree, limb: int, point: np.ndarray, base: np.ndarray) -> str:
+    """The grabbed limb in words, for the status line: "trunk, 2.1 m up" (the point's height
+    above the tree's base) on the trunk (the root and the limbs named trunk…), "branch 3,
+    4.5 m out" (its distance from where the branch leaves the trunk, m) on a generated tree's
+    branch b2…, else the limb's own name and its distance from the tree's base.
+
+    point : (3,) m, the grabbed point; base : (N, 3) m, the limbs' bases, inertial."""
+    name = tree.names[limb]
+    root = base[0]
+    if limb == 0 or name.startswith("trunk"):
+        return f"trunk, {point[2] - root[2]:.1f} m up"
+    first = limb
+    while tree.parent[first] > 0 and not tree.names[tree.parent[first]].startswith("trunk"):
+        first = int(tree.parent[first])
+    if name.startswith("b") and tree.names[first][1:].isdigit():
+        number = int(tree.names[first][1:]) + 1
+        return f"branch {number}, {np.linalg.norm(point - base[first]):.1f} m out"
+    return f"{name}, {np.linalg.norm(point - root):.1f} m from the base"
 
 
 class GrabTool:
@@ -220,7 +267,8 @@ class GrabTool:
         self.spring = GrabSpring(limb, s, point)
         worker = self._worker_of()
         tree = worker.latest.tree
-        self._limb_name = tree.names[limb] if tree is not None else f"limb {limb}"
+        self._limb_name = (limb_label(tree, limb, point, base) if tree is not None
+                           else f"limb {limb}")
         worker.set_external_load(self.spring)
         self.canvas.set_spring(point, point)
         self._on_change(f"Pulling {self._limb_name}")
@@ -263,8 +311,7 @@ class GrabTool:
         point = base[i] + spring.s * (tip[i] - base[i])
         self.canvas.set_spring(point, self._target)
         if spring.force > 0:
-            limit = " (the limit: the tree's weight)" if spring.saturated else ""
-            self._on_change(f"Pulling {self._limb_name}: {format_force(spring.force)}{limit}")
+            self._on_change(f"Pulling {self._limb_name}: {format_force(spring.force)}")
 
 
 def format_force(newtons: float) -> str:

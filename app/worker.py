@@ -551,17 +551,15 @@ class SimulationWorker(threading.Thread):
             self._publish(self._state())
 
     def _do_model(self, name: str) -> None:
+        """The other model goes on from the current motion: same time, state, wind and
+        sliders (`Simulation.take_over`)."""
         if name == self._sim.model:
             return
         old = self._sim
-        settings = self._settings()
         wind = self._wind_wanted
         if self._build(self._preset, model=name, announce=False):
-            for setter, value in ((self._sim.set_stiffness_scale, settings.stiffness_scale),
-                                  (self._sim.set_damping_scale, settings.damping_scale)):
-                setter(value)
+            self._sim.take_over(old)
             self._wind_wanted = wind
-            self._do_reset()
             if old.integrator != self._sim.integrator:
                 self._do_integrator(old.integrator)
 

@@ -101,6 +101,7 @@ def test_two_limbs_term_by_term(terms):
                         else 1.0)
     if terms in ("damper", "gravity"):
         sim.set_stiffness_scale(1e-300)   # springs off (the scale must stay > 0)
+        sim.end_eases()
     C_A = rotation([12, -7, 25])
     C_B = C_A @ rotation([30, 0, 0]) @ rotation([-9, 14, 33])
     w_A, w_B = np.array([0.3, -1.1, 0.7]), np.array([-0.4, 0.9, 2.5])
@@ -157,6 +158,7 @@ def test_implicit_tree_solve_matches_dense():
         initial_state=random_initial_state(limbs, 5, 30.0, 1.0)), model="seed")
     sim.set_stiffness_scale(1.3)
     sim.set_damping_scale(0.7)
+    sim.end_eases()
     theta_h = 0.6 / 60
     seed = SeedDynamics(sim.tree, sim.inertia_base)
     a = seed.accelerations(sim, theta_h).ravel()

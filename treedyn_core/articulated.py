@@ -94,12 +94,16 @@ class Workspace(NamedTuple):
     total_force: np.ndarray    # (N, 3) N, external + aerodynamic
     total_torque: np.ndarray   # (N, 3) N m
     vdot: np.ndarray           # (N, 3) rad/s², joint accelerations, child axes
+    point_mass: np.ndarray     # (N,) kg, the implicit step's added mass at a point of each limb
+                               #   (a spring-damper pulling that point: `dynamics.pull_load`)
+    point_lever: np.ndarray    # (N, 3) m, base → that point, inertial axes
 
     @classmethod
     def zeros(cls, n: int) -> "Workspace":
         """The work arrays of N limbs, zeroed (shapes as commented above)."""
         trailing = {"C_IF": (3, 3), "IA_B": (3, 3), "drag_jacobian": (3, 3), "IA_A": (6,),
-                    "IA_C": (6,), "D0": (6,), "D_inv": (6,), "sub_m": (), "sub_fw": ()}
+                    "IA_C": (6,), "D0": (6,), "D_inv": (6,), "sub_m": (), "sub_fw": (),
+                    "point_mass": ()}
         return cls(*(np.zeros((n,) + trailing.get(name, (3,))) for name in cls._fields))
 
 
@@ -222,7 +226,8 @@ def drag_added_inertia(rho, Dj, g, drag_h):
 @kernel
 def limb_inertias(model, w, force, torque, drag_h):
     """Pass 1 of RBDA Table 7.1 (independent per limb): each limb's spatial inertia about its
-    base ``w.IA_*`` = I_i (plus, with drag_h > 0, the drag's `drag_added_inertia`), its bias
+    base ``w.IA_*`` = I_i (plus an added point mass ``w.point_mass`` at ``w.point_lever``, and
+    with drag_h > 0 the drag's, both by `drag_added_inertia`), its bias
     force ``w.pA_*`` = v ×* I v − f_ext and its velocity-product acceleration ``w.c_*``; and
     each limb's own terms of `subtree_sums` (its mass and first moment; with drag_h > 0 the
     applied force force (N, 3) N at base + ``w.lever``). force, torque (N, 3): the applied
@@ -242,6 +247,11 @@ def limb_inertias(model, w, force, torque, drag_h):
         p_f = m3.vsub(m3.cross(om, m3.cross(om, mc)), m3.vload(force[i]))
         w.sub_m[i] = m
         m3.vstore(m3.vadd(m3.vscale(m, b), mc), w.sub_h[i])
+        if w.point_mass[i] > 0.0:   # an added point mass: L^T (m 1) L, its weight cancelled
+            dA, dB, dC, dp_w, dp_f = drag_added_inertia(
+                m3.vload(w.point_lever[i]), m3.diagonal(w.point_mass[i]), g, 1.0)
+            A, B, Cm = m3.add(A, dA), m3.add(B, dB), m3.add(Cm, dC)
+            p_w, p_f = m3.vadd(p_w, dp_w), m3.vadd(p_f, dp_f)
         if drag_h > 0.0:
             rho = m3.vload(w.lever[i])
             dA, dB, dC, dp_w, dp_f = drag_added_inertia(rho, m3.load(w.drag_jacobian[i]), g,

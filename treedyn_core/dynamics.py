@@ -22,6 +22,7 @@ from typing import NamedTuple
 import numpy as np
 from numba.extending import overload
 
+from . import mat3 as m3
 from .aero import Air, drag_loads, midpoints
 from .articulated import (ArticulatedModel, Workspace, forward_kinematics,
                           implicit_accelerations)
@@ -29,6 +30,22 @@ from .joints import joint_torques
 from .kernel import kernel
 from .seed_model import SeedSystem, seed_dynamics
 from .wind import advance_wind, wind_at
+
+
+class Pull(NamedTuple):
+    """A spring-damper pulling a material point of one limb toward a target (the app's grab):
+    force k (target − p) − c ṗ at the point p, made implicit in the θ-method as the stiff
+    terms of the joints are (`pull_load`)."""
+
+    limb: int                  # the pulled limb, −1: no pull
+    offset: np.ndarray         # (3,) m, the limb's base → the point, limb axes
+    target: np.ndarray         # (3,) m, inertial
+    stiffness: float           # k, N/m
+    damping: float             # c, N s/m
+
+    @classmethod
+    def none(cls) -> "Pull":
+        return cls(-1, np.zeros(3), np.zeros(3), 0.0, 0.0)
 
 
 class ArticulatedSystem(NamedTuple):
@@ -41,6 +58,31 @@ class ArticulatedSystem(NamedTuple):
     ext_torque: np.ndarray     # (N, 3) N m, inertial axes
     k_scale: float             # stiffness scale
     c_scale: float             # damping scale
+    pull: Pull
+
+
+@kernel
+def pull_load(pull, w, implicit_h, force, torque):
+    """Add the pull's force at its point (and its moment about the limb's base) to force and
+    torque (N, 3), and its implicit terms to ``w.point_mass``: as the θ-method treats a stiff
+    joint, (M + θhC + θ²h²K) a = f − θhK v with K = k JᵀJ, C = c JᵀJ (J: joint rates → the
+    point's velocity) is an added mass θh c + (θh)² k at the point and the force −θh k ṗ
+    (implicit_h = θh; 0: explicit). After forward_kinematics."""
+    for i in range(w.point_mass.shape[0]):
+        w.point_mass[i] = 0.0
+    i = pull.limb
+    if i < 0:
+        return
+    C = m3.load(w.C_IF[i])
+    rho = m3.matvec(C, m3.vload(pull.offset))
+    p = m3.vadd(m3.vload(w.base[i]), rho)
+    p_dot = m3.vadd(m3.vload(w.base_vel[i]), m3.cross(m3.vload(w.omega[i]), rho))
+    F = m3.vsub(m3.vscale(pull.stiffness, m3.vsub(m3.vload(pull.target), p)),
+                m3.vscale(pull.damping + implicit_h * pull.stiffness, p_dot))
+    m3.vadd_into(F, force[i])
+    m3.vadd_into(m3.cross(rho, F), torque[i])
+    w.point_mass[i] = implicit_h * (pull.damping + implicit_h * pull.stiffness)
+    m3.vstore(rho, w.point_lever[i])
 
 
 @kernel
@@ -49,8 +91,9 @@ def articulated_dynamics(system, q, v, implicit_h, drag_h):
     implicit_h = θh for the joints' springs and dampers, drag_h = h for the aerodynamic terms
     (both 0: explicit).
 
-    Stages: kinematics → aerodynamic loads (if ``air.enabled``) → joint torques →
-    articulated-body recursion. With air, the loads given are added to the drag.
+    Stages: kinematics → the pull (`pull_load`) → aerodynamic loads (if ``air.enabled``) →
+    joint torques → articulated-body recursion. With air or a pull, the loads given are added
+    to theirs.
     """
     model, w, air = system.model, system.work, system.air
     k_scale, c_scale = system.k_scale, system.c_scale
@@ -58,6 +101,13 @@ def articulated_dynamics(system, q, v, implicit_h, drag_h):
                        w.base_vel, w.omega_rel)
     drag_implicit_h = 0.0
     force, torque = system.ext_force, system.ext_torque
+    if air.enabled or system.pull.limb >= 0:   # the loads given plus drag and pull
+        for i in range(w.total_force.shape[0]):
+            for r in range(3):
+                w.total_force[i, r] = force[i, r]
+                w.total_torque[i, r] = torque[i, r]
+        force, torque = w.total_force, w.total_torque
+    pull_load(system.pull, w, implicit_h, force, torque)
     if air.enabled:
         midpoints(w.C_IF, w.base, w.omega, w.base_vel, air.length, air.limb_u, w.mid, w.mid_vel,
                   w.lever)
@@ -68,9 +118,8 @@ def articulated_dynamics(system, q, v, implicit_h, drag_h):
                    w.drag_jacobian)
         for i in range(w.total_force.shape[0]):
             for r in range(3):
-                w.total_force[i, r] = force[i, r] + w.aero_force[i, r]
-                w.total_torque[i, r] = torque[i, r] + w.aero_torque[i, r]
-        force, torque = w.total_force, w.total_torque
+                w.total_force[i, r] += w.aero_force[i, r]
+                w.total_torque[i, r] += w.aero_torque[i, r]
         drag_implicit_h = drag_h
     joint_torques(q, v, model.spring_q, model.stiffness, model.damping, k_scale, c_scale,
                   implicit_h, w.theta, w.tau)

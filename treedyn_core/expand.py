@@ -9,6 +9,7 @@ import copy
 import numpy as np
 
 from . import so3
+from .equilibrium import start_of
 from .prestress import prestressed_spring_rotations
 from .seed_model import seed_prestressed_spring_rotations
 from .tree import Tree, build_tree
@@ -58,5 +59,6 @@ def expanded_data(data: dict, tree: Tree, spring_C_rel: np.ndarray | None) -> di
                 float(x) for x in np.degrees(so3.log(spring_C_rel[i]))]
         limbs.append(limb)
     data["tree"] = {"limbs": limbs}
+    data["simulation"]["start"] = start_of(data)   # as the prestressed preset starts
     data["simulation"]["prestress"] = False
     return data

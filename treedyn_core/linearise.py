@@ -267,7 +267,9 @@ class Configuration:
         about their joints (= −∂V/∂ε); zero at a static equilibrium."""
         t, sim, n = self.tree, self.sim, self.tree.n
         tau = np.empty((n, 3))
-        joint_torques(so3.quats_from_matrices(self.R_rel), np.zeros((n, 3)), sim.spring_q,
+        # the springs set (`sim.spring_C_rel`), not those of a stiffness change easing in
+        joint_torques(so3.quats_from_matrices(self.R_rel), np.zeros((n, 3)),
+                      so3.quats_from_matrices(sim.spring_C_rel),
                       t.stiffness, t.damping, sim.stiffness_scale, 0.0, 0.0, np.empty((n, 3)), tau)
         G = np.empty((n, 3))
         subtree_gravity_moments(t.parent, t.mass, t.com_offset, self.C_IF, self.base,
@@ -301,24 +303,47 @@ def lowrank_matrices(config: Configuration):
     `_mass_blocks` and `_gravity_blocks` for j a strict ancestor of i are U_jᵀ X_jiᵀ W_i:
     the force W_i at base_i, moved back to base_j, ``[n + d^× F; F]``, then its moment taken
     along C_j. M: W_i = [J_i C_i; −h_i^× C_i] (moment J_i C_i − d^× h_i^× C_i);
-    K_gravity: W_i = [−g^× h_i^× C_i; 0]. The diagonal blocks are those of the kernels.
+    K_gravity: W_i = [−g^× h_i^× C_i; 0] (`dead_load_stiffness`). The diagonal blocks are
+    those of the kernels.
     """
     tree, n = config.tree, config.tree.n
     _, sub_h, sub_J = config.composite()
     C, base = config.C_IF, config.base
     h_hat = so3.hat_many(sub_h)
-    g_hat = so3.hat_many(config.gravity[None])[0]
-    zero = np.zeros((n, 3, 3))
-    U = np.concatenate([C, zero], axis=1)
     W_M = np.concatenate([sub_J @ C, -h_hat @ C], axis=1)
-    W_G = np.concatenate([-(g_hat @ h_hat) @ C, zero], axis=1)
-    offset = base - base[np.maximum(tree.parent, 0)]
     diagonal = _diagonal_pattern(n)
-    D_M, D_G = np.empty((n, 3, 3)), np.empty((n, 3, 3))
+    D_M = np.empty((n, 3, 3))
     _mass_blocks(diagonal[1], diagonal[2], C, base, sub_h, sub_J, D_M)
-    _gravity_blocks(diagonal[1], diagonal[2], C, sub_h, config.gravity, D_G)
-    return (LowRankTreeMatrix(tree.parent, offset, D_M, U, W_M),
-            LowRankTreeMatrix(tree.parent, offset, D_G, U, W_G))
+    return (LowRankTreeMatrix(tree.parent, _base_offsets(config), D_M, _joint_motions(config),
+                              W_M),
+            dead_load_stiffness(config, sub_h, config.gravity))
+
+
+def dead_load_stiffness(config: Configuration, moment: np.ndarray,
+                        load: np.ndarray) -> LowRankTreeMatrix:
+    """The stiffness (N m/rad) of loads of fixed direction and size, the exact Hessian of their
+    potential in the joint coordinates, as a `LowRankTreeMatrix`: gravity's with ``moment``
+    (N, 3) the subtrees' Σ m (r − base) (kg m) and ``load`` g (m/s²), or any dead load with
+    weights w along ``load`` and ``moment`` Σ w (r − base)."""
+    n = config.tree.n
+    zero = np.zeros((n, 3, 3))
+    load_hat = so3.hat_many(np.asarray(load, dtype=float)[None])[0]
+    W = np.concatenate([-(load_hat @ so3.hat_many(moment)) @ config.C_IF, zero], axis=1)
+    diagonal = _diagonal_pattern(n)
+    D = np.empty((n, 3, 3))
+    _gravity_blocks(diagonal[1], diagonal[2], config.C_IF, moment, load, D)
+    return LowRankTreeMatrix(config.tree.parent, _base_offsets(config), D,
+                             _joint_motions(config), W)
+
+
+def _joint_motions(config: Configuration) -> np.ndarray:
+    """(N, 6, 3) U_j = [C_j; 0], each joint's rotations as spatial motions at its base."""
+    return np.concatenate([config.C_IF, np.zeros_like(config.C_IF)], axis=1)
+
+
+def _base_offsets(config: Configuration) -> np.ndarray:
+    """(N, 3) m, each joint's base point minus its parent's (the root's: unused)."""
+    return config.base - config.base[np.maximum(config.tree.parent, 0)]
 
 
 def mass_matrix(config: Configuration, pattern=None) -> BlockTreeMatrix:
@@ -425,18 +450,23 @@ class Equilibrium:
     residual: float
 
 
-def _newton(sim, R: np.ndarray, gravity: np.ndarray, force_scale: float):
-    """Newton's method on the joint rotations from R; (R, iterations) or None on failure."""
+def _newton(sim, R: np.ndarray, gravity: np.ndarray, force_scale: float, load=None):
+    """Newton's method on the joint rotations from R; (R, iterations) or None on failure.
+    load: an applied load besides gravity, with ``generalized_forces(config)`` (N, 3) N m and
+    its ``stiffness(config)`` (a `LowRankTreeMatrix`), e.g. `equilibrium.MeanDrag`."""
     for iteration in range(NEWTON_MAX_ITERATIONS + 1):
         config = Configuration(sim, R, gravity)
-        Q = config.generalized_forces()
+        Q = _forces(config, load)
         if not np.all(np.isfinite(Q)):
             return None
         if np.abs(Q).max() <= 1e-14 * force_scale:
             return R, iteration
         if iteration == NEWTON_MAX_ITERATIONS:
             break
-        factor = _tangent_stiffness(config).factor()
+        K = _tangent_stiffness(config)
+        if load is not None:
+            K = K.combined(load.stiffness(config), 1.0)
+        factor = K.factor()
         if not factor.ok:
             return None
         delta = factor.solve(Q.reshape(-1)).reshape(-1, 3)
@@ -445,7 +475,7 @@ def _newton(sim, R: np.ndarray, gravity: np.ndarray, force_scale: float):
             return None
         R = R @ so3.exp_many(delta)
         if size <= NEWTON_STEP_TOLERANCE:
-            Q = Configuration(sim, R, gravity).generalized_forces()
+            Q = _forces(Configuration(sim, R, gravity), load)
             if np.abs(Q).max() <= NEWTON_RESIDUAL_TOLERANCE * force_scale:
                 return R, iteration + 1
             return None
@@ -475,23 +505,60 @@ def static_equilibrium(sim) -> Equilibrium:
         R, iterations = found
         return Equilibrium(R, "Newton", iterations, _residual(sim, R))
     # Load stepping: from the unloaded spring rest pose (θ = 0 at every joint), gravity on.
-    R, reached, step, iterations = np.ascontiguousarray(sim.spring_C_rel), 0.0, LOAD_STEP_FIRST, 0
+    R, iterations = _load_stepping(
+        np.ascontiguousarray(sim.spring_C_rel),
+        lambda R, target: _newton(sim, R, target * sim.gravity, force_scale),
+        lambda reached: (f"no static equilibrium under gravity was found: Newton's method with "
+                         f"load stepping stalled at {100 * reached:.1f} % of gravity (the tree "
+                         f"is too soft to carry its weight; stiffen it or prestress it)"))
+    return Equilibrium(R, "Newton with load stepping", iterations, _residual(sim, R))
+
+
+def _load_stepping(R, solve, failure):
+    """Load stepping from R: ``solve(R, fraction)`` (Newton at that fraction of the load, from
+    R; (R, iterations) or None) on fractions rising to 1, halving the increment after a
+    failure; raises TreedynError(failure(fraction reached)) when it gets too small.
+    Returns (R, iterations)."""
+    reached, step, iterations = 0.0, LOAD_STEP_FIRST, 0
     while reached < 1.0:
         target = min(1.0, reached + step)
-        found = _newton(sim, R, target * sim.gravity, force_scale)
+        found = solve(R, target)
         if found is None:
             step *= 0.5
             if step < LOAD_STEP_MIN:
-                raise TreedynError(
-                    f"no static equilibrium under gravity was found: Newton's method with load "
-                    f"stepping stalled at {100 * reached:.1f} % of gravity (the tree is too "
-                    f"soft to carry its weight; stiffen it or prestress it)")
+                raise TreedynError(failure(reached))
             continue
         R, iterations = found[0], iterations + found[1]
         reached = target
         step = min(2.0 * step, 0.5)
-    return Equilibrium(R, "Newton with load stepping", iterations, _residual(sim, R))
+    return R, iterations
 
 
-def _residual(sim, R) -> float:
-    return float(np.abs(Configuration(sim, R).generalized_forces()).max())
+def _forces(config: Configuration, load=None) -> np.ndarray:
+    """The generalized forces (N, 3) N m of gravity and the springs, plus the load's."""
+    Q = config.generalized_forces()
+    return Q if load is None else Q + load.generalized_forces(config)
+
+
+def static_equilibrium_under(sim, R0: np.ndarray, load_at) -> Equilibrium:
+    """The static equilibrium under gravity and the load ``load_at(sim, fraction)`` at fraction
+    1, by Newton's method from R0 (the equilibrium without it), stepping the load up from
+    zero when a full step fails. Raises TreedynError if none is found."""
+    load = load_at(sim, 1.0)
+    config = Configuration(sim, R0)
+    force_scale = max(np.abs(load.generalized_forces(config)).max(),
+                      np.abs(config.generalized_forces()).max(), 1e-300)
+    found = _newton(sim, R0, sim.gravity, force_scale, load)
+    if found is not None:
+        return Equilibrium(found[0], "Newton", found[1], _residual(sim, found[0], load))
+    R, iterations = _load_stepping(
+        R0, lambda R, target: _newton(sim, R, sim.gravity, force_scale, load_at(sim, target)),
+        lambda reached: (f"no static equilibrium under the mean wind was found: Newton's "
+                         f"method with load stepping stalled at {100 * reached:.1f} % of the "
+                         f"drag (the tree is too soft for this wind; stiffen it or set "
+                         f"simulation.start: rest)"))
+    return Equilibrium(R, "Newton with load stepping", iterations, _residual(sim, R, load))
+
+
+def _residual(sim, R, load=None) -> float:
+    return float(np.abs(_forces(Configuration(sim, R), load)).max())

@@ -207,6 +207,10 @@ SIMULATION: dict[str, Field] = {
     "gravity": Field("vec3", [0.0, 0.0, -9.81], "gravitational acceleration", "m/s²",
                      min=-MAX_GRAVITY, max=MAX_GRAVITY),
     "prestress": Field("bool", True, "the rest pose is the static equilibrium under gravity"),
+    "start": Field("enum", None, "rest | mean_wind: a run starts from the rest pose, or from the "
+                   "static equilibrium under the mean wind's drag; null: mean_wind for a "
+                   "prestressed tree without initial_state, else rest",
+                   choices=("rest", "mean_wind"), nullable=True),
 }
 
 WIND: dict[str, Field] = {

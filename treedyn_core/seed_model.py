@@ -490,7 +490,7 @@ class SeedDynamics:
         """The record the steppers give `dynamics.accelerations` (air: ``sim.air()``)."""
         return SeedSystem(self.model(sim), self.work, sim.air() if air is None else air,
                           np.ascontiguousarray(sim.ext_torque, dtype=np.float64),
-                          float(sim.stiffness_scale), float(sim.damping_scale))
+                          float(sim.stiffness_scale), float(sim.damping_in_force))
 
     def load(self, sim) -> None:
         """Absolute state from the simulation's joint state."""

@@ -22,7 +22,10 @@ from .aero import Air, drag_loads, midpoints
 from .articulated import (ArticulatedModel, Workspace, forward_kinematics, limb_tips,
                           mechanical_energy)
 from .compile_notice import announce_if_slow
-from .dynamics import ArticulatedSystem
+from .dynamics import ArticulatedSystem, Pull
+from .equilibrium import mean_wind_equilibrium, start_of
+from .easing import (DAMPING_EASE_TIME, UPDATE_INTERVAL, DampingEase, StiffnessEase,
+                     ease_time, handover_offsets, slowest_period)
 from .errors import SimulationDiverged, TreedynError
 from .integrators import RK4Stages, rk4_steps, theta_steps
 from .joints import joint_torques
@@ -105,6 +108,7 @@ class Simulation:
         self.dt = float(dt if dt is not None else sim["dt"])
         self.integrator = integrator or sim["integrator"]
         self.model = model or sim["model"]
+        self.start = start_of(self.data)   # "rest" | "mean_wind" (docs/design.md §6.7)
         self._check_choice("integrator", self.integrator, INTEGRATORS)
         self._check_choice("model", self.model, MODELS)
 
@@ -113,12 +117,17 @@ class Simulation:
         self.spring_C_rel = tree.spring_C_rel.copy()
         self.ext_force = np.zeros((n, 3))
         self.ext_torque = np.zeros((n, 3))
+        self.pull = Pull.none()   # a point pulled by a spring-damper (`set_pull`)
         self.wind = WindField(self.data["wind"])
         self.state = State(np.zeros((n, 4)), np.zeros((n, 3)), 0.0, self.wind.state)
         self._workspace = Workspace.zeros(n)
         self._stale = False
         self._rk4_stages = RK4Stages.zeros(n)
         self._warm: set[str] = set()
+        # slider changes in progress (`easing`); the slowest sway period at scale 1, s
+        self._stiffness_ease: StiffnessEase | None = None
+        self._damping_ease: DampingEase | None = None
+        self._slowest_period = None
         self._entries: dict = {}   # compiled stepper → its entry point for our records (`_call`)
         self._seed = SeedDynamics(tree, self.inertia_base) if self.model == "seed" else None
         # Whether the steps compute aerodynamic loads: the model's drag (no drag is "wind off"
@@ -165,7 +174,7 @@ class Simulation:
         data["wind"].update(speed=self.wind.state[SPEED + TARGET],
                             direction_deg=self.wind.state[DIRECTION + TARGET] % 360.0,
                             turbulence_intensity=self.wind.state[INTENSITY + TARGET])
-        data["simulation"].update(model=self.model, dt=self.dt)
+        data["simulation"].update(model=self.model, dt=self.dt, start=self.start)
         if self.prestressed and self.prestress_stiffness_scale != self.stiffness_scale:
             data = expanded_data(data, self.tree, self.spring_C_rel)
         return data
@@ -210,7 +219,7 @@ class Simulation:
         return ArticulatedSystem(self.articulated_model(), self._workspace,
                                  self.air() if air is None else air, _loads(self.ext_force),
                                  _loads(self.ext_torque), float(self.stiffness_scale),
-                                 float(self.damping_scale))
+                                 float(self.damping_in_force), self.pull)
 
     # -- the state (`State`): joint quaternions and rates, time, the wind's state --------------
 
@@ -230,10 +239,13 @@ class Simulation:
     # -- state ---------------------------------------------------------------------------------
 
     def reset(self) -> None:
-        """Back to t = 0: the rest pose (prestressed with the stiffness scale now in force)
+        """Back to t = 0: the rest pose (prestressed with the stiffness scale now in force) —
+        with ``start`` "mean_wind", the static equilibrium under the mean wind in force
+        (`equilibrium`; the articulated model's statics, so the seed model starts at rest) —
         plus the preset's initial_state; external loads cleared. The settings in force (wind
         speed, direction and turbulence, stiffness and damping scales, integrator, dt) are
         kept: a reset restarts the motion, it does not undo the sliders."""
+        self._stiffness_ease = self._damping_ease = None
         if self.prestressed:
             solve = (seed_prestressed_spring_rotations if self._seed is not None
                      else prestressed_spring_rotations)
@@ -241,7 +253,12 @@ class Simulation:
             self.prestress_stiffness_scale = self.stiffness_scale
         else:
             self.spring_C_rel = self.tree.spring_C_rel.copy()
-        R = self.tree.rest_C_rel.copy()
+        self.time = 0.0
+        self.wind.restart()
+        if self.start == "mean_wind" and self._seed is None:
+            R = mean_wind_equilibrium(self).R_rel.copy()
+        else:
+            R = self.tree.rest_C_rel.copy()
         self.v[:] = 0.0
         for i, rotation, rate in self.static_model.initial_state:
             R[i] = R[i] @ so3.exp(rotation)
@@ -249,13 +266,22 @@ class Simulation:
         self.q[:] = so3.quats_from_matrices(R)
         self.ext_force[:] = 0.0
         self.ext_torque[:] = 0.0
-        self.time = 0.0
-        self.wind.restart()
+        self.pull = Pull.none()
         self._kinematics()
 
     def step(self, n: int = 1) -> None:
         """Advance n steps of dt with the integrator in force; raises SimulationDiverged (state
-        left at the last finite step) if a joint rate becomes non-finite."""
+        left at the last finite step) if a joint rate becomes non-finite. While a stiffness or
+        damping change eases in (`easing`), its values are updated every `UPDATE_INTERVAL`."""
+        while n > 0 and self._apply_eases():
+            chunk = min(n, max(1, int(round(UPDATE_INTERVAL / self.dt))))
+            self._step_warm(chunk)
+            n -= chunk
+            self._apply_eases()    # the outputs read the values of the time reached
+        if n > 0:
+            self._step_warm(n)
+
+    def _step_warm(self, n: int) -> None:
         if self.integrator not in self._warm:
             with announce_if_slow():
                 self._step(n)
@@ -354,22 +380,102 @@ class Simulation:
     def restore_state(self, state: tuple) -> None:
         """Take up a `saved_state`."""
         q, v, self.time, wind, self.spring_C_rel = state
+        self._stiffness_ease = self._damping_ease = None
         self.q[:], self.v[:], self.wind.state[:] = q, v, wind
         self._kinematics()
+
+    def take_over(self, other: "Simulation") -> None:
+        """Go on with the motion of `other`, a simulation of the same tree (the app's switch
+        between the models): its joints, rates, time, wind, springs' rest rotations, scales and
+        the eases under way, so the run continues instead of restarting at t = 0."""
+        self.restore_state(other.saved_state())
+        self.stiffness_scale, self.damping_scale = other.stiffness_scale, other.damping_scale
+        if hasattr(other, "prestress_stiffness_scale"):
+            self.prestress_stiffness_scale = other.prestress_stiffness_scale
+        self._stiffness_ease, self._damping_ease = other._stiffness_ease, other._damping_ease
+        self._apply_eases()
 
     # -- settings that take effect at the next step ---------------------------------------------
 
     def set_stiffness_scale(self, value: float) -> None:
-        """Multiply every joint stiffness by value (> 0); the prestress is not recomputed."""
+        """Multiply every joint stiffness by value (> 0); the prestress is not recomputed.
+        The springs' torques carry on unchanged and the tree eases to the new stiffness over
+        a few of its sway periods (`easing.StiffnessEase`, docs/design.md §2.1): the change
+        injects no energy, and the tree follows the ease quasi-statically."""
         if not value > 0:
             raise TreedynError(f"stiffness scale must be > 0, got {value}")
-        self.stiffness_scale = float(value)
+        value = float(value)
+        if value == self.stiffness_scale:
+            return
+        self._apply_eases()
+        theta = np.empty((self.tree.n, 3))
+        self._spring_errors(theta)
+        offsets = handover_offsets(theta, self.stiffness_scale, value)
+        ease = self._stiffness_ease
+        if ease is not None and not ease.done(self.time):   # compose with the ramp under way
+            offsets = so3.log_many(so3.exp_many(ease.weight(self.time) * ease.offsets)
+                                   @ so3.exp_many(offsets))
+        if self._slowest_period is None:
+            self._slowest_period = slowest_period(self.tree, 1.0)
+        duration = ease_time(self._slowest_period, self.stiffness_scale, value)
+        self._stiffness_ease = StiffnessEase(offsets, self.time, duration)
+        self.stiffness_scale = value
+        self._apply_eases()
 
     def set_damping_scale(self, value: float) -> None:
-        """Multiply every joint damping by value (≥ 0)."""
+        """Multiply every joint damping by value (≥ 0), eased in over
+        `easing.DAMPING_EASE_TIME` of simulated time."""
         if not value >= 0:
             raise TreedynError(f"damping scale must be ≥ 0, got {value}")
+        if float(value) != self.damping_scale:
+            self._damping_ease = DampingEase(self.damping_in_force, value, self.time)
         self.damping_scale = float(value)
+
+    @property
+    def damping_in_force(self) -> float:
+        """The damping scale the step uses now (during an ease, between the old and the set
+        `damping_scale`)."""
+        ease = self._damping_ease
+        return self.damping_scale if ease is None else ease.scale(self.time)
+
+    def end_eases(self) -> None:
+        """Put the stiffness and damping scales set fully in force now, as if set long ago
+        (the springs' own rest rotations, the set damping): for scripts and tests that
+        change a scale at t = 0, before the motion starts."""
+        self._stiffness_ease = self._damping_ease = None
+        self.spring_C_rel = self._spring_C_rel
+
+    @property
+    def eased_by(self) -> float:
+        """Simulated time, s, by which the stiffness and damping changes under way are fully in
+        force (the current time when none is)."""
+        ends = [self.time]
+        if self._stiffness_ease is not None:
+            ends.append(self._stiffness_ease.start + self._stiffness_ease.duration)
+        if self._damping_ease is not None:
+            ends.append(self._damping_ease.start + DAMPING_EASE_TIME)
+        return max(ends)
+
+    def _apply_eases(self) -> bool:
+        """Put the eased springs' rest rotations in force for the current time; ends the eases
+        that are done. Returns whether one is still under way."""
+        ease = self._stiffness_ease
+        if ease is not None:
+            if ease.done(self.time):
+                self._stiffness_ease = None
+                self.spring_q = so3.quats_from_matrices(self._spring_C_rel)
+            else:
+                self.spring_q = so3.quats_from_matrices(
+                    ease.spring_C_rel(self._spring_C_rel, self.time))
+        if self._damping_ease is not None and self._damping_ease.done(self.time):
+            self._damping_ease = None
+        return self._stiffness_ease is not None or self._damping_ease is not None
+
+    def _spring_errors(self, theta: np.ndarray) -> None:
+        """The springs' error rotation vectors (N, 3) rad, child axes, into theta (in force)."""
+        t = self.tree
+        joint_torques(self.q, self.v, self.spring_q, t.stiffness, t.damping,
+                      self.stiffness_scale, 0.0, 0.0, theta, np.empty((t.n, 3)))
 
     def set_dt(self, dt: float) -> None:
         """Time step, s (> 0), from the next step on."""
@@ -413,6 +519,17 @@ class Simulation:
     def turbulence_intensity(self) -> float:
         return self.wind.intensity
 
+    def set_pull(self, limb: int, offset: np.ndarray, target: np.ndarray, stiffness: float,
+                 damping: float) -> None:
+        """Pull the point base + C_IF offset (offset (3,) m, limb axes) of limb `limb` toward
+        `target` (3,) m, inertial, with a spring `stiffness` N/m and a damper `damping` N s/m
+        on its velocity, held until changed; limb −1 lets go. The articulated model makes it
+        implicit in the θ-method (`dynamics.Pull`); the seed model does not take it."""
+        if self._seed is not None and limb >= 0:
+            raise TreedynError("the seed model takes external loads only (set_external_loads)")
+        self.pull = Pull(int(limb), np.array(offset, dtype=np.float64),
+                         np.array(target, dtype=np.float64), float(stiffness), float(damping))
+
     def set_external_loads(self, force: np.ndarray, torque: np.ndarray | None = None) -> None:
         """External force (N, 3) N at each limb's base and torque (N, 3) N m, inertial axes,
         breadth-first order; held until changed."""
@@ -453,7 +570,7 @@ class Simulation:
         kinetic, gravity = mechanical_energy(t.mass, t.com_offset, t.inertia_com, w.C_IF, w.base,
                                              w.omega, w.base_vel, self.gravity)
         spring = joint_torques(self.q, self.v, self.spring_q, t.stiffness, t.damping,
-                               self.stiffness_scale, self.damping_scale, 0.0, w.theta, w.tau)
+                               self.stiffness_scale, self.damping_in_force, 0.0, w.theta, w.tau)
         return kinetic, gravity, spring
 
     def aerodynamic_forces(self) -> np.ndarray:
@@ -478,7 +595,7 @@ class Simulation:
         t, w = self.tree, self._work
         root = slice(0, 1)  # the root is limb 0 (breadth-first): its joint alone, O(1)
         joint_torques(self.q[root], self.v[root], self.spring_q[root], t.stiffness[root],
-                      t.damping[root], self.stiffness_scale, self.damping_scale, 0.0,
+                      t.damping[root], self.stiffness_scale, self.damping_in_force, 0.0,
                       w.theta[root], w.tau[root])
         return w.C_IF[0] @ w.tau[0]
 

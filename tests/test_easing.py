@@ -1,0 +1,118 @@
+"""Slider changes that cannot inject energy (docs/design.md §2.1): a stiffness change hands
+over with the springs' torques unchanged and eases in over a few sway periods; damping eases
+in over 0.3 s."""
+
+import copy
+
+import numpy as np
+import pytest
+
+from treedyn_core import easing, so3
+from treedyn_core.equilibrium import mean_wind_equilibrium
+from treedyn_core.modes import modes
+from treedyn_core.preset import load_preset
+from treedyn_core.simulation import Simulation
+
+def _bent_softened(name: str) -> Simulation:
+    """The preset in a steady wind (no turbulence) softened to ×0.1, at rest in its static
+    equilibrium there: bent ten times as far as at ×1 (a swinging tree's moment grows with
+    √stiffness at the same kinetic energy: that is physics, not an injection)."""
+    data = copy.deepcopy(load_preset(name).data)
+    data["wind"]["turbulence_intensity"] = 0.0
+    sim = Simulation.from_data(data)
+    sim.set_stiffness_scale(0.1)
+    q = so3.quats_from_matrices(mean_wind_equilibrium(_settled(sim)).R_rel)
+    sim.restore_state((q, np.zeros_like(sim.v), sim.time, sim.wind.state, sim.spring_C_rel))
+    return sim
+
+
+def _settled(sim: Simulation) -> Simulation:
+    """sim with its eases ended (the springs and scales set in force)."""
+    sim.restore_state(sim.saved_state())
+    return sim
+
+
+def _steady_base_moment(sim: Simulation) -> float:
+    """|base moment| N m at the static equilibrium under the mean wind of the springs and
+    scale now set (the value the run settles to)."""
+    static = Simulation.from_data(sim.data)
+    static.set_stiffness_scale(sim.stiffness_scale)
+    static.restore_state(sim.saved_state())          # the set springs, no ease in force
+    static.q[:] = so3.quats_from_matrices(mean_wind_equilibrium(static).R_rel)
+    static.v[:] = 0.0
+    static.state_changed()
+    return float(np.linalg.norm(static.root_moment()))
+
+
+def _peak_base_moment(sim: Simulation, duration: float) -> float:
+    peak = 0.0
+    for _ in range(int(round(duration / sim.dt))):
+        sim.step(1)
+        peak = max(peak, float(np.linalg.norm(sim.root_moment())))
+    return peak
+
+
+def test_stiffness_jump_while_bent_gives_no_base_moment_spike(monkeypatch):
+    """×0.1 → ×10 on young_oak bent by the wind: the base moment stays below twice its steady
+    value; applied at once (no ease), the same jump gives many times it."""
+    sim = _bent_softened("young_oak")
+    before = float(np.linalg.norm(sim.root_moment()))
+    sim.set_stiffness_scale(10.0)
+    handed_over = float(np.linalg.norm(sim.root_moment()))
+    steady = _steady_base_moment(sim)
+    peak = _peak_base_moment(sim, sim._stiffness_ease.duration + 2.0)
+
+    monkeypatch.setattr("treedyn_core.simulation.ease_time", lambda *args: 0.0)
+    at_once = _bent_softened("young_oak")
+    at_once.set_stiffness_scale(10.0)
+    at_once.step(1)
+    spike = _peak_base_moment(at_once, 2.0)
+    print(f"base moment: before {before:.4g}, just after the change {handed_over:.4g}, steady "
+          f"{steady:.4g}, peak {peak:.4g} N m ({peak / steady:.2f}×); at once {spike:.4g} N m "
+          f"({spike / steady:.1f}×)")
+    assert handed_over == pytest.approx(before, rel=0.02)      # the torque carries on
+    assert peak < 2.0 * steady
+    assert spike > 5.0 * steady
+
+
+def test_softening_while_bent_stays_below_twice_the_steady_moment():
+    sim = _bent_softened("young_oak")
+    sim.set_stiffness_scale(10.0)
+    sim.step(int(round((sim._stiffness_ease.duration + 3.0) / sim.dt)))
+    sim.set_stiffness_scale(0.1)
+    steady = _steady_base_moment(sim)
+    peak = _peak_base_moment(sim, sim._stiffness_ease.duration + 4.0)
+    print(f"softening ×10 → ×0.1: steady {steady:.4g}, peak {peak:.4g} N m")
+    assert peak < 2.0 * steady
+
+
+def test_stiffening_removes_energy_at_the_handover():
+    """The spring energy after the handover is s₁/s₂ times the one before (module docstring)."""
+    sim = _bent_softened("young_oak")
+    _, _, spring_before = sim.energies()
+    sim.set_stiffness_scale(10.0)
+    _, _, spring_after = sim.energies()
+    assert spring_after == pytest.approx(0.01 * spring_before, rel=0.02)
+
+
+def test_damping_eases_geometrically_over_a_third_of_a_second():
+    sim = Simulation(load_preset("sapling"))
+    sim.set_damping_scale(4.0)
+    values = []
+    while sim.time < easing.DAMPING_EASE_TIME + 0.05:
+        values.append(sim.damping_in_force)
+        sim.step(1)
+    assert values[0] == 1.0
+    assert np.all(np.diff(values) >= 0.0)
+    assert sim.damping_in_force == 4.0
+    assert 1.9 < np.interp(0.5 * easing.DAMPING_EASE_TIME, np.arange(len(values)) * sim.dt,
+                           values) < 2.1                    # √(1·4) halfway
+
+
+def test_slowest_period_estimate_bounds_the_modes_from_above():
+    sim = Simulation(load_preset("sapling"))
+    true_period = 1.0 / modes(sim, count=1).frequencies_hz[0]
+    estimate = easing.slowest_period(sim.tree, 1.0)
+    print(f"sapling: slowest period {true_period:.3f} s, estimate {estimate:.3f} s")
+    assert true_period <= estimate < 2.0 * true_period
+    assert easing.slowest_period(sim.tree, 4.0) == pytest.approx(0.5 * estimate)
