@@ -345,7 +345,7 @@ def tree_mode_damping(preset: str, dt: float, periods: float = DAMPING_PERIODS
     start = mode.shape * amplitude
     for i in range(sim.tree.n):
         sim.q[i] = so3.quat_from_matrix(rest[i] @ so3.exp(start[3 * i:3 * i + 3]))
-    sim._kinematics()
+    sim.state_changed()
 
     def modal(s):
         delta = np.concatenate([so3.log(rest[i].T @ so3.quat_to_matrix(s.q[i]))

@@ -140,7 +140,7 @@ def error_rotation_vector(R_rel, C_spring):
         series = _atan_series(t * t)[0]
         return m3.vscale(2.0 * series * inv, w), 2.0 * t * series, s, c  # 2 series inv = φ/sin φ
     phi = math.atan2(s, c)
-    if phi < so3._NEAR_PI:
+    if phi < so3.NEAR_PI:
         return m3.vscale(phi / s, w), phi, s, c
     # Near π the skew part vanishes: take the axis from the symmetric part (see so3.log).
     d0 = E00 - c

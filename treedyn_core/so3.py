@@ -21,7 +21,7 @@ _SMALL = 1e-4
 # Below this angle (rad) quat_advance uses a 4-term series (next term < 1e-17).
 _SERIES_LIMIT = 0.1
 # Above this angle (rad) log() takes the axis from the symmetric part, which stays accurate at π.
-_NEAR_PI = 3.0
+NEAR_PI = 3.0
 
 
 @kernel(inline="always")
@@ -86,7 +86,7 @@ def log_into(R, out):
     w2 = 0.5 * (R[1, 0] - R[0, 1])
     s = math.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
     phi = math.atan2(s, c)
-    if phi < _NEAR_PI:
+    if phi < NEAR_PI:
         f = 1.0 + phi * phi / 6.0 if phi < _SMALL else phi / s  # phi / sin(phi)
         out[0] = f * w0
         out[1] = f * w1
@@ -320,7 +320,7 @@ def log_many(Rs):
     small = phi < _SMALL
     f = np.where(small, 1.0 + phi * phi / 6.0, phi / np.where(small | (s == 0.0), 1.0, s))
     out = f[:, None] * w
-    near = np.flatnonzero(phi >= _NEAR_PI)
+    near = np.flatnonzero(phi >= NEAR_PI)
     if near.size:
         # (R + Rᵀ)/2 − cos φ·1 = (1 − cos φ) a aᵀ: take the axis from its largest column.
         R, cn = Rs[near], c[near]
