@@ -296,7 +296,7 @@ def _cmd_export(args) -> int:
 
 
 def _cmd_render(args) -> int:
-    from treedyn_app.main import _display_problem  # no Qt imported yet
+    from treedyn_app.main import display_problem  # no Qt imported yet
     from treedyn_app.render_video import check_size
 
     from .output_file import check_output
@@ -304,7 +304,7 @@ def _cmd_render(args) -> int:
     check_size(*args.size)
     out = check_output(args.out, (".mp4",), "--out")
     preset = _load(args.preset, args.overrides)
-    if _display_problem():
+    if display_problem():
         from treedyn_app.render_video import use_headless_egl
 
         use_headless_egl()
