@@ -94,7 +94,7 @@ def accelerations(system, q, v, implicit_h, drag_h):
     return _DYNAMICS[type(system)](system, q, v, implicit_h, drag_h)
 
 
-@overload(accelerations, jit_options=dict(cache=True, nogil=True))
+@overload(accelerations, jit_options=dict(nogil=True))
 def _accelerations(system, q, v, implicit_h, drag_h):
     dynamics = _DYNAMICS.get(getattr(system, "instance_class", None))
     if dynamics is None:
@@ -113,7 +113,7 @@ def advance_clock(system, h):
         advance_wind(system.air.wind.state, h)
 
 
-@overload(advance_clock, jit_options=dict(cache=True, nogil=True))
+@overload(advance_clock, jit_options=dict(nogil=True))
 def _advance_clock(system, h):
     if "air" in getattr(system, "fields", ()):
         def advance(system, h):
