@@ -8,6 +8,23 @@ from PyQt6.QtWidgets import (QCheckBox, QDialog, QDialogButtonBox, QFormLayout, 
 MAX_IMAGE_SIDE = 8192  # px (an offscreen framebuffer larger than this may not exist)
 
 
+def form_with_buttons(dialog: QDialog, rows: list) -> QFormLayout:
+    """The dialog's layout: a form of rows (a (label, widget) pair, or a widget across the
+    form), then OK and Cancel, which accept and reject the dialog."""
+    form = QFormLayout(dialog)
+    for row in rows:
+        if isinstance(row, tuple):
+            form.addRow(*row)
+        else:
+            form.addRow(row)
+    buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
+                               | QDialogButtonBox.StandardButton.Cancel)
+    buttons.accepted.connect(dialog.accept)
+    buttons.rejected.connect(dialog.reject)
+    form.addRow(buttons)
+    return form
+
+
 class ImageSizeDialog(QDialog):
     """Width × height of an exported image, px; the view's size by default, aspect kept
     unless unticked."""
@@ -27,16 +44,8 @@ class ImageSizeDialog(QDialog):
         note = QLabel("The camera as it is; another aspect ratio shows more\n"
                       "or less of the scene at the sides.")
         note.setStyleSheet("color: #505050;")
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
-                                   | QDialogButtonBox.StandardButton.Cancel)
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
-        form = QFormLayout(self)
-        form.addRow("Width", self.width_box)
-        form.addRow("Height", self.height_box)
-        form.addRow(self.keep_aspect)
-        form.addRow(note)
-        form.addRow(buttons)
+        form_with_buttons(self, [("Width", self.width_box), ("Height", self.height_box),
+                                 self.keep_aspect, note])
         self.width_box.valueChanged.connect(self._width_changed)
         self.height_box.valueChanged.connect(self._height_changed)
 

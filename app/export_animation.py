@@ -20,9 +20,10 @@ from pathlib import Path
 
 import numpy as np
 from PyQt6.QtCore import QObject, Qt, QTimer, pyqtSignal
-from PyQt6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QDoubleSpinBox,
-                             QFormLayout, QProgressDialog, QSpinBox, QWidget)
+from PyQt6.QtWidgets import (QComboBox, QDialog, QDoubleSpinBox, QProgressDialog, QSpinBox,
+                             QWidget)
 
+from .dialogs import form_with_buttons
 from .render_video import MAX_SIZE, MIN_SIDE, VideoJob, check_size, film_frames
 
 GLTF, MP4 = "glb", "mp4"
@@ -65,17 +66,9 @@ class ExportAnimationDialog(QDialog):
             box.setSingleStep(2)
             box.setValue(value)
             box.setSuffix(" px")
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
-                                   | QDialogButtonBox.StandardButton.Cancel)
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
-        form = QFormLayout(self)
-        form.addRow("Format", self.kind)
-        form.addRow("The next", self.duration)
-        form.addRow("Frames", self.fps)
-        form.addRow("Film width", self.width_box)
-        form.addRow("Film height", self.height_box)
-        form.addRow(buttons)
+        form_with_buttons(self, [("Format", self.kind), ("The next", self.duration),
+                                 ("Frames", self.fps), ("Film width", self.width_box),
+                                 ("Film height", self.height_box)])
         self.kind.currentIndexChanged.connect(self._kind_changed)
         self._kind_changed()
 

@@ -11,7 +11,7 @@ import sys
 DEFAULT_PRESET = "young_oak"
 
 
-def _display_problem() -> str | None:
+def display_problem() -> str | None:
     """Why Qt could not open a window here (it aborts the process instead of failing)."""
     if not sys.platform.startswith("linux"):
         return None
@@ -36,7 +36,7 @@ def run(preset: str | None = None) -> int:
     except TreedynError as exc:
         print(f"treedyn: {exc}", file=sys.stderr)
         return 2
-    problem = _display_problem()
+    problem = display_problem()
     if problem:
         print(f"treedyn: {problem}", file=sys.stderr)
         return 2

@@ -27,6 +27,11 @@ GRID = QColor(222, 224, 226)
 BACKGROUND = QColor(250, 250, 250)
 
 
+def _column(index: int, doc: str) -> property:
+    """A read-only view of column `index` of the samples kept (`PlotHistory`)."""
+    return property(lambda self: self._data[:self._count, index], doc=doc)
+
+
 class PlotHistory:
     """Samples (t s, downwind m, crosswind m, |base moment| kN·m) over the last `window` s of
     simulated time, oldest first. A new simulation or a jump back in time (reset) starts
@@ -78,25 +83,10 @@ class PlotHistory:
     def __len__(self) -> int:
         return self._count
 
-    @property
-    def time(self) -> np.ndarray:
-        """(S,) s."""
-        return self._data[:self._count, 0]
-
-    @property
-    def downwind(self) -> np.ndarray:
-        """(S,) m."""
-        return self._data[:self._count, 1]
-
-    @property
-    def crosswind(self) -> np.ndarray:
-        """(S,) m."""
-        return self._data[:self._count, 2]
-
-    @property
-    def moment(self) -> np.ndarray:
-        """(S,) kN·m."""
-        return self._data[:self._count, 3]
+    time = _column(0, "(S,) s.")
+    downwind = _column(1, "(S,) m.")
+    crosswind = _column(2, "(S,) m.")
+    moment = _column(3, "(S,) kN·m.")
 
     def span(self) -> tuple[float, float]:
         """(start, end) s of the time axis: the last `window` s, or [0, window] at first."""

@@ -150,7 +150,7 @@ def render_command(preset, duration: float, out: Path, size: tuple[int, int],
     import time
 
     from treedyn_core.output_file import write_atomically
-    from treedyn_core.run import _Progress
+    from treedyn_core.run import Progress
     from treedyn_core.simulation import Simulation
 
     import vispy.app
@@ -166,7 +166,7 @@ def render_command(preset, duration: float, out: Path, size: tuple[int, int],
     sim = Simulation(preset)
     sim.warm_up()
     job = VideoJob(frame_count(duration, fps), fps, size)
-    bar = _Progress(job.frames)
+    bar = Progress(job.frames)
     start = time.perf_counter()
 
     def write(name: str) -> None:

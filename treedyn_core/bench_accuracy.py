@@ -303,9 +303,9 @@ def lowest_mode(sim: Simulation, step: float = 1e-6) -> LowestMode:
     """Linearise v̇(δ) at v = 0 by central differences of the explicit joint accelerations
     (joint i rotated by exp(δ_i) in its own axes) and take the eigenvector of the smallest
     positive ω² of −∂v̇/∂δ."""
-    from .reference_integrator import _SimulationODE
+    from .reference_integrator import SimulationODE
 
-    ode = _SimulationODE(sim)
+    ode = SimulationODE(sim)
     n = sim.tree.n
     q_rest = sim.q.copy()
     A = np.empty((3 * n, 3 * n))
@@ -345,7 +345,7 @@ def tree_mode_damping(preset: str, dt: float, periods: float = DAMPING_PERIODS
     start = mode.shape * amplitude
     for i in range(sim.tree.n):
         sim.q[i] = so3.quat_from_matrix(rest[i] @ so3.exp(start[3 * i:3 * i + 3]))
-    sim._kinematics()
+    sim.state_changed()
 
     def modal(s):
         delta = np.concatenate([so3.log(rest[i].T @ so3.quat_to_matrix(s.q[i]))

@@ -91,6 +91,15 @@ def _median_seconds(call, minimum_repeats: int = 5) -> float:
     return float(np.median(samples))
 
 
+def _compiled(function, *args):
+    """A call of the compiled ``function(*args)`` through its machine code's entry point, as
+    the steppers call it: numba's dispatcher would check the types of the named records' ~45
+    arrays on every call from Python (several µs, not part of a step)."""
+    function(*args)
+    entry = function.overloads[tuple(function.typeof_pyval(arg) for arg in args)].entry_point
+    return lambda: entry(*args)
+
+
 def _split(sim: Simulation) -> dict[str, float]:
     """Seconds per step of each compiled stage, timed on its own."""
     t, w = sim.tree, sim.workspace
@@ -113,10 +122,9 @@ def _split(sim: Simulation) -> dict[str, float]:
         joint_torques(sim.q, sim.v, sim.spring_q, t.stiffness, t.damping,
                       sim.stiffness_scale, sim.damping_scale, theta_h, w.theta, w.tau)
 
-    def recursion():
-        implicit_accelerations(model, w, w.aero_force, w.aero_torque,
-                               theta_h ** 2 * sim.stiffness_scale, theta_h * sim.damping_scale,
-                               theta_h, sim.dt)
+    recursion = _compiled(implicit_accelerations, model, w, w.aero_force, w.aero_torque,
+                          theta_h ** 2 * sim.stiffness_scale, theta_h * sim.damping_scale,
+                          theta_h, sim.dt)
 
     return {"kinematics": _median_seconds(kinematics), "wind_and_drag": _median_seconds(
         wind_and_drag), "joint_forces": _median_seconds(joint_forces),

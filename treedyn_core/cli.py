@@ -106,20 +106,37 @@ def _frame_size(text: str) -> tuple[int, int]:
     return int(match.group(1)), int(match.group(2))
 
 
+def _command(parsers: dict, name: str, description: str) -> _Parser:
+    """A new parser for `treedyn NAME` ("app": `treedyn` itself), kept in parsers[name]."""
+    parser = _Parser(prog="treedyn" if name == "app" else f"treedyn {name}",
+                     description=description)
+    parsers[name] = parser
+    return parser
+
+
+def _preset_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("preset", help="preset file or shipped preset name")
+
+
+def _overrides_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        dest="overrides", help="override a preset key by its path, e.g. "
+                        "--set wind.speed=12")
+
+
 def _parsers() -> dict[str, argparse.ArgumentParser]:
     parsers: dict[str, argparse.ArgumentParser] = {}
 
-    app = _Parser(prog="treedyn", description="A tree blown by the wind, simulated and shown "
-                  "live in 3-D. Subcommands: run, modes, expand, bench, export, render, pull, study "
-                  "(treedyn SUBCOMMAND --help).")
+    app = _command(parsers, "app", "A tree blown by the wind, simulated and shown live in 3-D. "
+                   "Subcommands: run, modes, expand, bench, export, render, pull, study "
+                   "(treedyn SUBCOMMAND --help).")
     app.add_argument("preset", nargs="?", help="preset file or shipped preset name "
                      "(default: young_oak)")
     app.add_argument("--version", action="version", version=f"treedyn {__version__}")
-    parsers["app"] = app
 
-    run = _Parser(prog="treedyn run", description="Simulate a preset headless and write the "
-                  "trajectory to an NPZ file (limbs in preset order).")
-    run.add_argument("preset", help="preset file or shipped preset name")
+    run = _command(parsers, "run", "Simulate a preset headless and write the trajectory to an "
+                   "NPZ file (limbs in preset order).")
+    _preset_argument(run)
     run.add_argument("--duration", type=_duration, required=True, metavar="S",
                      help="simulated time, s")
     run.add_argument("--dt", type=_positive_float, metavar="H",
@@ -132,29 +149,26 @@ def _parsers() -> dict[str, argparse.ArgumentParser]:
                      help="dop853 absolute tolerance (default 1e-10)")
     run.add_argument("--every", type=_positive_int, metavar="K",
                      help="save every K-th step (default: about 30 frames per simulated second)")
-    run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="overrides",
-                     help="override a preset key by its path, e.g. --set wind.speed=12")
+    _overrides_argument(run)
     run.add_argument("--probe", action="store_true", help="also save the wind at the crown top, "
                      "the total aerodynamic force and the base bending moment per frame")
     run.add_argument("--out", metavar="FILE.npz", help="output file (default: PRESET.npz in the "
                      "current folder; with --gltf, none unless given)")
     run.add_argument("--gltf", metavar="OUT.glb", help="also write the motion as animated "
                      "binary glTF 2.0 (one node per limb, +Y up, metres)")
-    parsers["run"] = run
 
-    export = _Parser(prog="treedyn export", description="Write the motion of a `treedyn run` "
-                     "NPZ file as animated binary glTF 2.0 (one node per limb, its rotation "
-                     "animated; +Y up, metres).")
+    export = _command(parsers, "export", "Write the motion of a `treedyn run` NPZ file as "
+                      "animated binary glTF 2.0 (one node per limb, its rotation animated; +Y "
+                      "up, metres).")
     export.add_argument("run", metavar="RUN.npz", help="an NPZ file written by treedyn run")
     export.add_argument("out", metavar="OUT.glb", help="output file")
     export.add_argument("--fps", type=_positive_float, metavar="F", help="resample the "
                         "animation at F frames per second (default: the run's own frames)")
-    parsers["export"] = export
 
-    render = _Parser(prog="treedyn render", description="Render the app's 3-D view of a "
-                     "simulation frame by frame at simulated time to an H.264 MP4 film (needs "
-                     "a display: a desktop, or xvfb-run).")
-    render.add_argument("preset", help="preset file or shipped preset name")
+    render = _command(parsers, "render", "Render the app's 3-D view of a simulation frame by "
+                      "frame at simulated time to an H.264 MP4 film (needs a display: a "
+                      "desktop, or xvfb-run).")
+    _preset_argument(render)
     render.add_argument("--duration", type=_positive_float, required=True, metavar="S",
                         help="simulated time, s")
     render.add_argument("--out", required=True, metavar="OUT.mp4", help="output file")
@@ -162,22 +176,18 @@ def _parsers() -> dict[str, argparse.ArgumentParser]:
                         help="frame size in px, even numbers (default 1280x720)")
     render.add_argument("--fps", type=_positive_float, default=30.0, metavar="F",
                         help="frames per second of simulated time (default 30)")
-    render.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                        dest="overrides", help="override a preset key by its path, e.g. "
-                        "--set wind.speed=12")
-    parsers["render"] = render
+    _overrides_argument(render)
 
-    modes = _Parser(prog="treedyn modes", description="Natural frequencies and mode shapes of "
-                    "the tree linearised about its static equilibrium.")
-    modes.add_argument("preset", help="preset file or shipped preset name")
+    modes = _command(parsers, "modes", "Natural frequencies and mode shapes of the tree "
+                     "linearised about its static equilibrium.")
+    _preset_argument(modes)
     modes.add_argument("--count", type=_positive_int, default=10, metavar="K")
     modes.add_argument("--json", action="store_true")
-    parsers["modes"] = modes
 
-    pull = _Parser(prog="treedyn pull", description="The pulling test: a horizontal rope on the "
-                   "stem; static deflection, stem-base inclination and base moment, and with "
-                   "--release the free sway's frequency and damping ratio (docs/validation.md).")
-    pull.add_argument("preset", help="preset file or shipped preset name")
+    pull = _command(parsers, "pull", "The pulling test: a horizontal rope on the stem; static "
+                    "deflection, stem-base inclination and base moment, and with --release the "
+                    "free sway's frequency and damping ratio (docs/validation.md).")
+    _preset_argument(pull)
     pull.add_argument("--height", type=_positive_float, required=True, metavar="H",
                       help="rope height above the stem base, m")
     how = pull.add_mutually_exclusive_group()
@@ -188,17 +198,15 @@ def _parsers() -> dict[str, argparse.ArgumentParser]:
                       help="azimuth of the pull, deg (0 = +x, 90 = +y)")
     pull.add_argument("--release", action="store_true", help="cut the rope and fit the sway")
     pull.add_argument("--json", action="store_true")
-    parsers["pull"] = pull
 
-    expand = _Parser(prog="treedyn expand", description="Write a preset as an explicit limb "
-                     "list with every physical parameter the simulator uses (prestress baked "
-                     "in, prestress: false).")
-    expand.add_argument("preset", help="preset file or shipped preset name")
+    expand = _command(parsers, "expand", "Write a preset as an explicit limb list with every "
+                      "physical parameter the simulator uses (prestress baked in, prestress: "
+                      "false).")
+    _preset_argument(expand)
     expand.add_argument("out", metavar="OUT.yaml", help="output preset file")
-    parsers["expand"] = expand
 
-    bench = _Parser(prog="treedyn bench", description="Benchmarks: performance, accuracy, "
-                    "frames, study (Dask throughput, overhead, scheduler memory).")
+    bench = _command(parsers, "bench", "Benchmarks: performance, accuracy, frames, study (Dask "
+                     "throughput, overhead, scheduler memory).")
     bench.add_argument("which", nargs="?", default="performance",
                        choices=("performance", "accuracy", "frames", "study"))
     bench.add_argument("--json", action="store_true")
@@ -208,11 +216,10 @@ def _parsers() -> dict[str, argparse.ArgumentParser]:
     bench.add_argument("--repeat", type=_positive_int, default=1, metavar="K",
                        help="performance: measure every size in K passes and give the medians "
                        "and the range of each time per step over them (default 1)")
-    parsers["bench"] = bench
 
-    study = _Parser(prog="treedyn study", description="Run a study (a grid and/or random "
-                    "samples of preset keys) on Dask and write one row per run to "
-                    "DIR/results.parquet; rerun to resume (docs/studies.md).")
+    study = _command(parsers, "study", "Run a study (a grid and/or random samples of preset "
+                     "keys) on Dask and write one row per run to DIR/results.parquet; rerun to "
+                     "resume (docs/studies.md).")
     study.add_argument("study", metavar="STUDY.yaml", help="study file")
     study.add_argument("--out", metavar="DIR", help="output folder (default: the study's name)")
     where = study.add_mutually_exclusive_group()
@@ -222,7 +229,6 @@ def _parsers() -> dict[str, argparse.ArgumentParser]:
                        help="an existing Dask scheduler, e.g. tcp://10.0.0.5:8786")
     study.add_argument("--plot", action="store_true", help="write the wind-load and fragility "
                        "figures (PNG) to DIR and print the critical wind speed")
-    parsers["study"] = study
     return parsers
 
 
@@ -290,7 +296,7 @@ def _cmd_export(args) -> int:
 
 
 def _cmd_render(args) -> int:
-    from treedyn_app.main import _display_problem  # no Qt imported yet
+    from treedyn_app.main import display_problem  # no Qt imported yet
     from treedyn_app.render_video import check_size
 
     from .output_file import check_output
@@ -298,7 +304,7 @@ def _cmd_render(args) -> int:
     check_size(*args.size)
     out = check_output(args.out, (".mp4",), "--out")
     preset = _load(args.preset, args.overrides)
-    if _display_problem():
+    if display_problem():
         from treedyn_app.render_video import use_headless_egl
 
         use_headless_egl()

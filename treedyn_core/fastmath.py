@@ -70,6 +70,21 @@ _LN2 = math.log(2.0)
 _SQRT2 = math.sqrt(2.0)
 
 
+# Their series' coefficients, highest power first: 1/k!, k = 12 … 0, and 1/k, k = 21, 19 … 1.
+_EXP_TAYLOR = tuple(1.0 / math.factorial(k) for k in range(12, -1, -1))
+_ATANH_SERIES = tuple(1.0 / k for k in range(21, 0, -2))
+
+
+@njit(cache=True, nogil=True, fastmath={"contract"}, inline="always")
+def _horner(x, coefficients):
+    """The polynomial c_0 x^n + c_1 x^(n−1) + … + c_n at x by Horner's scheme, coefficients
+    (c_0, …, c_n) highest power first."""
+    p = coefficients[0]
+    for c in coefficients[1:]:
+        p = p * x + c
+    return p
+
+
 @njit(cache=True, nogil=True, fastmath={"contract"}, inline="always")
 def fast_exp(x):
     """e^x for |x| < 700: e^x = 2^n e^r, n = rint(x/ln 2), Taylor series of degree 12 on
@@ -77,19 +92,7 @@ def fast_exp(x):
     the two halves of ln 2 in r; without it, ≤ 4e-16)."""
     n = np.rint(x * (1.0 / _LN2))
     r = (x - n * _LN2_HI) - n * _LN2_LO
-    p = 1.0 / 479001600.0
-    p = p * r + 1.0 / 39916800.0
-    p = p * r + 1.0 / 3628800.0
-    p = p * r + 1.0 / 362880.0
-    p = p * r + 1.0 / 40320.0
-    p = p * r + 1.0 / 5040.0
-    p = p * r + 1.0 / 720.0
-    p = p * r + 1.0 / 120.0
-    p = p * r + 1.0 / 24.0
-    p = p * r + 1.0 / 6.0
-    p = p * r + 0.5
-    p = p * r + 1.0
-    p = p * r + 1.0
+    p = _horner(r, _EXP_TAYLOR)
     two_n = ((np.float64(n + _MAGIC).view(np.int64) - _MAGIC_BITS + 1023) << 52)
     return p * np.int64(two_n).view(np.float64)
 
@@ -107,17 +110,7 @@ def fast_log(x):
     exponent = exponent + 1.0 if big else exponent
     s = (m - 1.0) / (m + 1.0)
     s2 = s * s
-    p = 1.0 / 21.0
-    p = p * s2 + 1.0 / 19.0
-    p = p * s2 + 1.0 / 17.0
-    p = p * s2 + 1.0 / 15.0
-    p = p * s2 + 1.0 / 13.0
-    p = p * s2 + 1.0 / 11.0
-    p = p * s2 + 1.0 / 9.0
-    p = p * s2 + 1.0 / 7.0
-    p = p * s2 + 1.0 / 5.0
-    p = p * s2 + 1.0 / 3.0
-    p = p * s2 + 1.0
+    p = _horner(s2, _ATANH_SERIES)
     return exponent * _LN2_HI + (exponent * _LN2_LO + 2.0 * s * p)
 
 

@@ -13,7 +13,7 @@ from .kernel import kernel
 
 from . import mat3 as m3
 from . import so3
-from .so3 import _SMALL
+from .so3 import SMALL_ANGLE
 
 # Below this tan(φ/2) the error rotation uses the series atan(t)/t = Σ_k (−1)^k t^2k/(2k + 1)
 # to t²⁰ instead of atan2; the first term left out, t²²/23, is below 2e-17 there.
@@ -32,7 +32,7 @@ def spring_torque(R_rel, C_spring, K, k_scale):
     τ N m, τ_B = −J_r(θ)⁻ᵀ K θ, the exact gradient of V = ½ θᵀ K θ (J); vectors as tuples.
     """
     theta, phi, sin_phi, cos_phi = error_rotation_vector(R_rel, C_spring)
-    cot_half = (1.0 + cos_phi) / sin_phi if phi >= _SMALL else 0.0
+    cot_half = (1.0 + cos_phi) / sin_phi if phi >= SMALL_ANGLE else 0.0
     return _spring_gradient(theta, _gradient_coefficient(phi, cot_half), K, k_scale)
 
 
@@ -59,7 +59,7 @@ def _spring_gradient(theta, b, K, k_scale):
 def _gradient_coefficient(phi, cot_half):
     """J_r⁻ᵀ's coefficient b = 1/φ² − cot(φ/2)/(2φ) from φ and cot(φ/2); below φ = 1e-4, where
     the difference cancels, its series 1/12 + φ²/720 (cot_half unused)."""
-    if phi < _SMALL:
+    if phi < SMALL_ANGLE:
         return 1.0 / 12.0 + phi * phi / 720.0
     return 1.0 / (phi * phi) - cot_half / (2.0 * phi)
 
@@ -140,7 +140,7 @@ def error_rotation_vector(R_rel, C_spring):
         series = _atan_series(t * t)[0]
         return m3.vscale(2.0 * series * inv, w), 2.0 * t * series, s, c  # 2 series inv = φ/sin φ
     phi = math.atan2(s, c)
-    if phi < so3._NEAR_PI:
+    if phi < so3.NEAR_PI:
         return m3.vscale(phi / s, w), phi, s, c
     # Near π the skew part vanishes: take the axis from the symmetric part (see so3.log).
     d0 = E00 - c

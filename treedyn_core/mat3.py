@@ -49,26 +49,13 @@ def store_sym(A, out):
 @kernel
 def add_into_sym(A, out):
     """out += A, A symmetric, out its upper triangle (6,) (see `load_sym`)."""
-    out[0] += A[0]
-    out[1] += A[1]
-    out[2] += A[2]
-    out[3] += A[4]
-    out[4] += A[5]
-    out[5] += A[8]
+    store_sym(add(load_sym(out), A), out)
 
 
 @kernel
 def add_into(A, out):
     """out += A (3×3 array)."""
-    out[0, 0] += A[0]
-    out[0, 1] += A[1]
-    out[0, 2] += A[2]
-    out[1, 0] += A[3]
-    out[1, 1] += A[4]
-    out[1, 2] += A[5]
-    out[2, 0] += A[6]
-    out[2, 1] += A[7]
-    out[2, 2] += A[8]
+    store(add(load(out), A), out)
 
 
 @kernel

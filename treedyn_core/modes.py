@@ -383,7 +383,7 @@ def _add_ancestors(parent, X):
                 X[k, i, r] += X[k, p, r]
 
 
-def _trunk(sim, config) -> np.ndarray:
+def trunk_limbs(sim, config) -> np.ndarray:
     """Boolean (N,): the root and the limbs that continue it (`TRUNK_CONTINUATION_DEG`)."""
     tree = sim.tree
     direction = np.einsum("nij,nj->ni", config.C_IF, tree.u)
@@ -432,7 +432,7 @@ def _describe(shapes, model: LinearModel, sim, config) -> list[str]:
     strain = 0.5 * np.einsum("kni,nij,knj->kn", shapes, Ks, shapes)
     twist_amp = np.einsum("kni,ni->kn", shapes, tree.u)
     twist = 0.5 * twist_amp**2 * np.einsum("ni,nij,nj->n", tree.u, Ks, tree.u)[None]
-    trunk = _trunk(sim, config)
+    trunk = trunk_limbs(sim, config)
     seen: dict[str, int] = {}
     out = []
     for k in range(shapes.shape[0]):

@@ -125,7 +125,8 @@ def _line_of(marks: dict[str, int], key_path: str) -> int | None:
     return None
 
 
-def _error(source: str, marks: dict[str, int], key_path: str, message: str) -> PresetError:
+def error_at_key(source: str, marks: dict[str, int], key_path: str,
+                 message: str) -> PresetError:
     """A `PresetError` pointing at the line of `key_path` (or of its mapping)."""
     return PresetError(_format(source, _line_of(marks, key_path), key_path, message))
 
@@ -276,7 +277,7 @@ def _check_size(root: yaml.Node, filename: str) -> None:
                                       f"{MAX_ALIAS_NODES:,} more nodes"))
 
 
-def _read_yaml(text: str, filename: str) -> tuple[dict, dict[str, int]]:
+def read_yaml_mapping(text: str, filename: str) -> tuple[dict, dict[str, int]]:
     """The top-level mapping of `text` and the lines of its keys."""
     _reject_unprintable(text, filename)
     loader = _Loader(text)
@@ -309,7 +310,7 @@ class _Where:
     marks: dict[str, int]
 
     def fail(self, key_path: str, message: str) -> NoReturn:
-        raise _error(self.source, self.marks, key_path, message)
+        raise error_at_key(self.source, self.marks, key_path, message)
 
 
 def validate(raw: dict, filename: str, marks: dict[str, int] | None = None) -> dict:
@@ -718,7 +719,7 @@ class Preset:
         The line is that of `key_path`, or of the nearest enclosing key read
         from the file; it is left out when neither was in the file.
         """
-        return _error(self.filename, self.marks, key_path, message)
+        return error_at_key(self.filename, self.marks, key_path, message)
 
 
 def parse_preset(text: str, filename: str = "<string>", path: str | os.PathLike | None = None
@@ -728,7 +729,7 @@ def parse_preset(text: str, filename: str = "<string>", path: str | os.PathLike 
     A preset without ``name`` is named after its file's stem (``Untitled
     tree`` when `filename` is not a file name, such as ``<string>``).
     """
-    raw, marks = _read_yaml(text, filename)
+    raw, marks = read_yaml_mapping(text, filename)
     if "name" not in raw and not filename.startswith("<"):
         raw["name"] = Path(filename).stem
     return Preset(validate(raw, filename, marks), Path(path) if path is not None else None,
@@ -738,10 +739,10 @@ def parse_preset(text: str, filename: str = "<string>", path: str | os.PathLike 
 def load_preset(source: str | os.PathLike) -> Preset:
     """Load a preset from a file path or a shipped preset's name (``young_oak``)."""
     path = resolve_preset(source)
-    return parse_preset(_read_text(path), path.name, path)
+    return parse_preset(read_preset_text(path), path.name, path)
 
 
-def _read_text(path: Path) -> str:
+def read_preset_text(path: Path) -> str:
     """The text of a preset file, refusing anything but a regular file of at most
     `MAX_PRESET_BYTES` (a FIFO would block, a device never end), binary and non-UTF-8 files."""
     try:

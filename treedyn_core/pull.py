@@ -80,9 +80,9 @@ class _Statics:
 
 def _stem(sim, config) -> list[int]:
     """The stem's limbs from the root up (breadth-first indices)."""
-    from .modes import _trunk
+    from .modes import trunk_limbs
 
-    trunk = _trunk(sim, config)
+    trunk = trunk_limbs(sim, config)
     return [i for i in range(sim.tree.n) if trunk[i]]
 
 

@@ -45,7 +45,7 @@ def flat_rates(system, y, q, v, out):
             out[4 * n + 3 * i + r] = vdot[i, r]
 
 
-class _SimulationODE:
+class SimulationODE:
     """A `Simulation` (either model) as y' = f(y): y = [quaternions (4N), rates (3N)]."""
 
     def __init__(self, sim):
@@ -116,7 +116,7 @@ class _FreeBodyODE:
 def _ode(system):
     from .freebody import FreeBody
 
-    return _FreeBodyODE(system) if isinstance(system, FreeBody) else _SimulationODE(system)
+    return _FreeBodyODE(system) if isinstance(system, FreeBody) else SimulationODE(system)
 
 
 def _solve(ode, duration: float, rtol: float, atol: float, t_eval=None):
@@ -143,7 +143,7 @@ def dop853_steps(sim, n: int) -> tuple[int, int]:
     """n output steps of sim.dt with DOP853 at sim.rtol, sim.atol (the `Simulation` stepper:
     the caller advances sim.time and the kinematics). Returns (steps completed, first limb
     with a non-finite state or −1), the state left at the last good output step."""
-    ode = _SimulationODE(sim)
+    ode = SimulationODE(sim)
     chunks = [(n, n * sim.dt)] if not ode.enabled else [(1, sim.dt)] * n
     done = 0
     for steps, duration in chunks:

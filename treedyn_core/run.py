@@ -106,7 +106,7 @@ def simulate(sim: Simulation, duration: float, every: int | None = None,
         for key in ("probe_wind", "aero_force", "base_moment"):
             out[key] = np.empty((frames, 3))
         top = sim.crown_top()
-    bar = _Progress(steps) if progress else None
+    bar = Progress(steps) if progress else None
     guard = DivergenceGuard(sim)
     stepper = _ChunkedSteps(sim, guard)
     start = time.perf_counter()
@@ -217,7 +217,7 @@ def _umask() -> int:
     return mask
 
 
-class _Progress:
+class Progress:
     """A one-line progress bar on stderr, drawn only when stderr is a terminal."""
 
     def __init__(self, total: int):

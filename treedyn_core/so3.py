@@ -17,11 +17,11 @@ from . import mat3 as m3
 from .kernel import kernel
 
 # Below this angle (rad) the closed forms lose digits; Taylor series are exact to round-off there.
-_SMALL = 1e-4
+SMALL_ANGLE = 1e-4
 # Below this angle (rad) quat_advance uses a 4-term series (next term < 1e-17).
 _SERIES_LIMIT = 0.1
 # Above this angle (rad) log() takes the axis from the symmetric part, which stays accurate at π.
-_NEAR_PI = 3.0
+NEAR_PI = 3.0
 
 
 @kernel(inline="always")
@@ -49,7 +49,7 @@ def _angle(theta):
 def exp(theta):
     """Rotation matrix exp(theta^×) (3, 3) of a rotation vector theta (rad)."""
     phi2, phi = _angle(theta)
-    if phi < _SMALL:
+    if phi < SMALL_ANGLE:
         a = 1.0 - phi2 / 6.0
         b = 0.5 - phi2 / 24.0
     else:
@@ -86,8 +86,8 @@ def log_into(R, out):
     w2 = 0.5 * (R[1, 0] - R[0, 1])
     s = math.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
     phi = math.atan2(s, c)
-    if phi < _NEAR_PI:
-        f = 1.0 + phi * phi / 6.0 if phi < _SMALL else phi / s  # phi / sin(phi)
+    if phi < NEAR_PI:
+        f = 1.0 + phi * phi / 6.0 if phi < SMALL_ANGLE else phi / s  # phi / sin(phi)
         out[0] = f * w0
         out[1] = f * w1
         out[2] = f * w2
@@ -121,7 +121,7 @@ def _hat_and_square(theta):
 def right_jacobian(theta):
     """Right Jacobian J_r(theta) (3, 3): exp((θ + δ)^×) ≈ exp(θ^×) exp((J_r δ)^×)."""
     phi2, phi = _angle(theta)
-    if phi < _SMALL:
+    if phi < SMALL_ANGLE:
         a = 0.5 - phi2 / 24.0
         b = 1.0 / 6.0 - phi2 / 120.0
     else:
@@ -139,7 +139,7 @@ def right_jacobian(theta):
 def right_jacobian_inverse(theta):
     """Inverse right Jacobian J_r⁻¹(theta) (3, 3): θ̇ = J_r⁻¹(θ) ω for R(θ)̇ = R ω^×."""
     phi2, phi = _angle(theta)
-    if phi < _SMALL:
+    if phi < SMALL_ANGLE:
         b = 1.0 / 12.0 + phi2 / 720.0
     else:
         b = 1.0 / phi2 - (1.0 + math.cos(phi)) / (2.0 * phi * math.sin(phi))
@@ -266,7 +266,7 @@ def exp_many(thetas):
     thetas = np.asarray(thetas, dtype=np.float64).reshape(-1, 3)
     phi2 = np.einsum("ni,ni->n", thetas, thetas)
     phi = np.sqrt(phi2)
-    small = phi < _SMALL
+    small = phi < SMALL_ANGLE
     safe = np.where(small, 1.0, phi)
     a = np.where(small, 1.0 - phi2 / 6.0, np.sin(safe) / safe)
     b = np.where(small, 0.5 - phi2 / 24.0, (1.0 - np.cos(safe)) / (safe * safe))
@@ -317,10 +317,10 @@ def log_many(Rs):
                         Rs[:, 1, 0] - Rs[:, 0, 1]), axis=1)
     s = np.sqrt(np.einsum("ni,ni->n", w, w))
     phi = np.arctan2(s, c)
-    small = phi < _SMALL
+    small = phi < SMALL_ANGLE
     f = np.where(small, 1.0 + phi * phi / 6.0, phi / np.where(small | (s == 0.0), 1.0, s))
     out = f[:, None] * w
-    near = np.flatnonzero(phi >= _NEAR_PI)
+    near = np.flatnonzero(phi >= NEAR_PI)
     if near.size:
         # (R + Rᵀ)/2 − cos φ·1 = (1 − cos φ) a aᵀ: take the axis from its largest column.
         R, cn = Rs[near], c[near]

@@ -35,7 +35,8 @@ import numpy as np
 
 from . import schema
 from .errors import PresetError, TreedynError
-from .preset import _error, _read_text, _read_yaml, apply_overrides, load_preset, resolve_preset
+from .preset import (apply_overrides, error_at_key, load_preset, read_preset_text,
+                     read_yaml_mapping, resolve_preset)
 
 TOP_KEYS = ("study", "preset", "duration", "dt", "set", "grid", "samples", "series")
 SAMPLE_KEYS = ("count", "seed", "axes")
@@ -98,10 +99,10 @@ def load_study(path: str | Path) -> Study:
     path = Path(path)
     if not path.is_file():
         raise TreedynError(f"{path}: no such study file")
-    raw, marks = _read_yaml(_read_text(path), path.name)
+    raw, marks = read_yaml_mapping(read_preset_text(path), path.name)
     # The reader quotes keys that are not identifiers (grid.'wind.speed'); errors name them plain.
     marks.update({key.replace("'", ""): line for key, line in list(marks.items())})
-    fail = lambda key, message: _error(path.name, marks, key, message)  # noqa: E731
+    fail = lambda key, message: error_at_key(path.name, marks, key, message)  # noqa: E731
     for key in raw:
         if key not in TOP_KEYS:
             raise fail(key, f"unknown key (study files take {', '.join(TOP_KEYS)})")
