@@ -30,7 +30,7 @@ import math
 import numpy as np
 
 from . import so3
-from .tree import _subtree_inertia_about_joints as subtree_inertia_about_joints
+from .tree import subtree_inertia_about_joints
 
 DAMPING_EASE_TIME = 0.3   # s, of simulated time
 EASE_PERIODS = 4.0        # the stiffness ramp, at least this many slowest periods at the stiffer

@@ -392,8 +392,12 @@ class Simulation:
         self.stiffness_scale, self.damping_scale = other.stiffness_scale, other.damping_scale
         if hasattr(other, "prestress_stiffness_scale"):
             self.prestress_stiffness_scale = other.prestress_stiffness_scale
-        self._stiffness_ease, self._damping_ease = other._stiffness_ease, other._damping_ease
+        self._stiffness_ease, self._damping_ease = other.eases_under_way()
         self._apply_eases()
+
+    def eases_under_way(self):
+        """(stiffness ease, damping ease) in progress (`easing`), for `take_over`."""
+        return self._stiffness_ease, self._damping_ease
 
     # -- settings that take effect at the next step ---------------------------------------------
 

@@ -272,7 +272,7 @@ def _tree_from_limbs(limbs: list[dict], material: dict, root_position: np.ndarra
     rest_tip = rest_base + length[:, None] * np.einsum("nij,nj->ni", rest_C_IF, u)
 
     stiffness = _stiffness(ordered, material, parent, child_count, length, radius, u)
-    subtree_J = _subtree_inertia_about_joints(parent, level_start, mass, inertia_com, com_offset,
+    subtree_J = subtree_inertia_about_joints(parent, level_start, mass, inertia_com, com_offset,
                                               rest_C_IF, rest_base)
     damping = _damping(ordered, material, stiffness, subtree_J, u)
 
@@ -322,7 +322,7 @@ def _stiffness(ordered, material, parent, child_count, length, radius, u):
     return K
 
 
-def _subtree_inertia_about_joints(parent, level_start, mass, inertia_com, com_offset, C_IF, base):
+def subtree_inertia_about_joints(parent, level_start, mass, inertia_com, com_offset, C_IF, base):
     """Rotational inertia (N, 3, 3), kg m², of each limb's whole subtree about its joint (its
     base point), at rest, in the limb's own axes; accumulated inward in O(N)."""
     com = base + np.einsum("nij,nj->ni", C_IF, com_offset)
