@@ -23,8 +23,8 @@ import numpy as np
 from numba.extending import overload
 
 from .aero import Air, drag_loads, midpoints
-from .articulated import (ArticulatedModel, Workspace, forward_kinematics,
-                          implicit_accelerations)
+from .articulated import (ArticulatedModel, ImplicitTerms, Workspace, forward_kinematics,
+                          linearised_accelerations)
 from .joints import joint_torques
 from .kernel import kernel
 from .seed_model import SeedSystem, seed_dynamics
@@ -47,16 +47,37 @@ class ArticulatedSystem(NamedTuple):
 def articulated_dynamics(system, q, v, implicit_h, drag_h):
     """Joint accelerations (N, 3) rad/s² of state (q, v) into and as ``system.work.vdot``;
     implicit_h = θh for the joints' springs and dampers, drag_h = h for the aerodynamic terms
-    (both 0: explicit).
-
-    Stages: kinematics → aerodynamic loads (if ``air.enabled``) → joint torques →
-    articulated-body recursion. With air, the loads given are added to the drag.
-    """
-    model, w, air = system.model, system.work, system.air
+    (both 0: explicit): the θ-method's `ImplicitTerms`."""
     k_scale, c_scale = system.k_scale, system.c_scale
+    drag = drag_h if system.air.enabled else 0.0
+    terms = ImplicitTerms(implicit_h * implicit_h * k_scale, implicit_h * c_scale,
+                          implicit_h * implicit_h, implicit_h, drag * drag, drag, drag, False)
+    return _articulated(system, q, v, implicit_h, terms, system.work.vdot)
+
+
+@kernel
+def articulated_dynamics_about(system, q, v, rate_h, position_h2, x_ref):
+    """Joint accelerations x (N, 3) rad/s² into and as ``system.work.vdot``: one Newton
+    iteration about the joint accelerations x_ref (N, 3) at state (q, v),
+    ``(M + rate_h 𝒞 + position_h2 𝒦) x = f(q, v) + (rate_h 𝒞 + position_h2 𝒦) x_ref`` with 𝒞
+    the dampers and the drag's damping, 𝒦 the springs, gravity's PSD stiffness and the
+    loads' stiffness (`ImplicitTerms` about a reference)."""
+    k_scale, c_scale = system.k_scale, system.c_scale
+    drag = system.air.enabled
+    terms = ImplicitTerms(position_h2 * k_scale, rate_h * c_scale, position_h2, 0.0,
+                          position_h2 if drag else 0.0, 0.0, rate_h if drag else 0.0, True)
+    return _articulated(system, q, v, 0.0, terms, x_ref)
+
+
+@kernel
+def _articulated(system, q, v, implicit_kv, terms, x_ref):
+    """The articulated model's accelerations for `ImplicitTerms` terms (and x_ref), the
+    springs' right-hand side less implicit_kv K v. Stages: kinematics → aerodynamic loads
+    (if ``air.enabled``) → joint torques → articulated-body recursion. With air, the loads
+    given are added to the drag."""
+    model, w, air = system.model, system.work, system.air
     forward_kinematics(model.parent, model.base_offset, q, v, w.C_IF, w.base, w.omega,
                        w.base_vel, w.omega_rel)
-    drag_implicit_h = 0.0
     force, torque = system.ext_force, system.ext_torque
     if air.enabled:
         midpoints(w.C_IF, w.base, w.omega, w.base_vel, air.length, air.limb_u, w.mid, w.mid_vel,
@@ -64,46 +85,76 @@ def articulated_dynamics(system, q, v, implicit_h, drag_h):
         wind_at(w.mid, air.wind, w.wind_at_mid)
         drag_loads(w.wind_at_mid, w.mid_vel, w.lever, air.length, air.radius, air.leaf_area,
                    air.air_density, air.drag_coefficient, air.leaf_drag_coefficient,
-                   air.vogel_exponent, drag_h > 0.0, w.aero_force, w.aero_torque,
+                   air.vogel_exponent, terms.drag_h > 0.0, w.aero_force, w.aero_torque,
                    w.drag_jacobian)
         for i in range(w.total_force.shape[0]):
             for r in range(3):
                 w.total_force[i, r] = force[i, r] + w.aero_force[i, r]
                 w.total_torque[i, r] = torque[i, r] + w.aero_torque[i, r]
         force, torque = w.total_force, w.total_torque
-        drag_implicit_h = drag_h
-    joint_torques(q, v, model.spring_q, model.stiffness, model.damping, k_scale, c_scale,
-                  implicit_h, w.theta, w.tau)
-    implicit_accelerations(model, w, force, torque, implicit_h * implicit_h * k_scale,
-                           implicit_h * c_scale, implicit_h, drag_implicit_h)
+    joint_torques(q, v, model.spring_q, model.stiffness, model.damping, system.k_scale,
+                  system.c_scale, implicit_kv, w.theta, w.tau)
+    linearised_accelerations(model, w, force, torque, terms, x_ref)
     return w.vdot
 
 
+def _dispatcher(table: dict, name: str, doc: str):
+    """A function ``name(system, *args)`` that calls ``table[type(system)](system, *args)``,
+    and in compiled code an overload chosen by the record's type (numba's
+    `numba.extending.overload`), so the call costs what a direct call costs."""
+
+    def dispatch(system, *args):
+        return table[type(system)](system, *args)
+
+    dispatch.__name__ = dispatch.__qualname__ = name
+    dispatch.__doc__ = doc
+
+    @overload(dispatch, jit_options=dict(cache=True, nogil=True))
+    def _dispatch(system, *args):
+        dynamics = table.get(getattr(system, "instance_class", None))
+        if dynamics is None:
+            return None
+
+        def call(system, *args):
+            return dynamics(system, *args)
+
+        return call
+
+    return dispatch
+
+
 _DYNAMICS = {ArticulatedSystem: articulated_dynamics, SeedSystem: seed_dynamics}
+# Models whose dynamics can take a Newton iteration about reference accelerations (the
+# generalized-α step's): the seed model cannot.
+_DYNAMICS_ABOUT = {ArticulatedSystem: articulated_dynamics_about}
 
 
-def register(record_type, dynamics) -> None:
+def register(record_type, dynamics, about=None) -> None:
     """Make `accelerations` of a ``record_type`` record call ``dynamics(system, q, v,
-    implicit_h, drag_h)`` (a kernel); for models defined outside this module."""
+    implicit_h, drag_h)`` (a kernel), and `accelerations_about` call ``about(system, q, v,
+    rate_h, position_h2, x_ref)`` if given; for models defined outside this module."""
     _DYNAMICS[record_type] = dynamics
+    if about is not None:
+        _DYNAMICS_ABOUT[record_type] = about
 
 
-def accelerations(system, q, v, implicit_h, drag_h):
-    """The rates' derivative (N, 3) of state (q, v) of ``system``'s model (in compiled code
-    an overload chosen by the record's type)."""
-    return _DYNAMICS[type(system)](system, q, v, implicit_h, drag_h)
+def supports_newton_about(record_type) -> bool:
+    """Whether a model's records have `accelerations_about` (generalized-α needs it)."""
+    return record_type in _DYNAMICS_ABOUT
 
 
-@overload(accelerations, jit_options=dict(cache=True, nogil=True))
-def _accelerations(system, q, v, implicit_h, drag_h):
-    dynamics = _DYNAMICS.get(getattr(system, "instance_class", None))
-    if dynamics is None:
-        return None
+accelerations = _dispatcher(
+    _DYNAMICS, "accelerations",
+    """accelerations(system, q, v, implicit_h, drag_h): the rates' derivative (N, 3) of state
+    (q, v) of ``system``'s model, the θ-method's implicit terms with implicit_h = θh and
+    drag_h (both 0: explicit).""")
 
-    def call(system, q, v, implicit_h, drag_h):
-        return dynamics(system, q, v, implicit_h, drag_h)
-
-    return call
+accelerations_about = _dispatcher(
+    _DYNAMICS_ABOUT, "accelerations_about",
+    """accelerations_about(system, q, v, rate_h, position_h2, x_ref): the rates' derivative
+    (N, 3) of state (q, v) as one Newton iteration about the rates' derivative x_ref (N, 3):
+    dampings implicit with rate_h (s), stiffnesses with position_h2 (s²)
+    (`articulated_dynamics_about`).""")
 
 
 def advance_clock(system, h):
