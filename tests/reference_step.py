@@ -248,6 +248,70 @@ def implicit_step(model: Model, R: np.ndarray, v: np.ndarray, h: float, theta: f
     return np.array([R[i] @ ref.rotation_exp(turn[i]) for i in range(n)]), v + h * a
 
 
+def _drag_terms(model: Model, kin: dict, v: np.ndarray, advection: float):
+    """(F (N, 3), torque about the COMs (N, 3), K_F (3N, 3N), J (N, 3, 3N), D (N, 3, 3),
+    midpoints (N, 3)) of the drag in state (kin, v)."""
+    F, D, mid = drag(model, kin, advection)
+    torque = np.cross(mid - kin["com_world"], F)        # the bias takes forces at the COMs
+    K_F = block_diag(*load_blocks(model, kin, F, mid))
+    return F, torque, K_F, point_jacobians(model, kin, mid), D
+
+
+def explicit_accelerations(model: Model, R: np.ndarray, v: np.ndarray, advection: float = 0.0
+                           ) -> np.ndarray:
+    """(N, 3) rad/s²: the forward dynamics with the spring, damper and (explicit) drag."""
+    tree, n = model.tree, model.tree.n
+    kin = ref.kinematics(tree, R, v)
+    force, torque = np.zeros((n, 3)), np.zeros((n, 3))
+    if model.air is not None:
+        force, torque = _drag_terms(model, kin, v, advection)[:2]
+    rhs = (spring_torques(model, R) - np.einsum("nij,nj->ni", model.damping, v)).ravel()
+    rhs -= ref.bias(tree, R, v, model.gravity, force, torque)
+    return np.linalg.solve(ref.mass_matrix(tree, R), rhs).reshape(n, 3)
+
+
+def galpha_coefficients(rho_inf: float) -> tuple[float, float, float, float]:
+    """(α_m, α_f, β, γ) of Chung & Hulbert (1993) for spectral radius at infinity ρ∞."""
+    alpha_m = (2.0 * rho_inf - 1.0) / (rho_inf + 1.0)
+    alpha_f = rho_inf / (rho_inf + 1.0)
+    gamma = 0.5 + alpha_f - alpha_m
+    return alpha_m, alpha_f, 0.25 * (gamma + 0.5) ** 2, gamma
+
+
+def galpha_step(model: Model, R: np.ndarray, v: np.ndarray, vdot: np.ndarray, a: np.ndarray,
+                h: float, rho_inf: float, advection: float = 0.0):
+    """One generalized-α step of h seconds (module docstring); returns the new (R, v, v̇, a)."""
+    alpha_m, alpha_f, beta, gamma = galpha_coefficients(rho_inf)
+    tree, n = model.tree, model.tree.n
+    ratio = (1.0 - alpha_f) / (1.0 - alpha_m)
+    c_v, c_q = h * gamma * ratio, h * h * beta * ratio
+    a_star = (vdot - alpha_m * a) / (1.0 - alpha_m)
+    v_star = v + h * ((1.0 - gamma) * a + gamma * a_star)
+    turn = v + h * ((0.5 - beta) * a + beta * a_star)
+    R_star = np.array([R[i] @ ref.rotation_exp(h * turn[i]) for i in range(n)])
+    kin = ref.kinematics(tree, R_star, v_star)
+    M = ref.mass_matrix(tree, R_star)
+    damping = block_diag(*model.damping)
+    stiffness = block_diag(*model.stiffness) + block_diag(*gravity_blocks(model, kin))
+    force, torque = np.zeros((n, 3)), np.zeros((n, 3))
+    if model.air is not None:
+        force, torque, K_F, J, D = _drag_terms(model, kin, v_star, advection)
+        stiffness += K_F
+        DJ = np.einsum("nij,njk->nik", D, J)
+        damping += J.reshape(3 * n, 3 * n).T @ DJ.reshape(3 * n, 3 * n)
+    implicit = c_v * damping + c_q * stiffness
+    rhs = (spring_torques(model, R_star).ravel()
+           - np.einsum("nij,nj->ni", model.damping, v_star).ravel()
+           - ref.bias(tree, R_star, v_star, model.gravity, force, torque)
+           + implicit @ vdot.ravel())
+    x = np.linalg.solve(M + implicit, rhs).reshape(n, 3)
+    delta = x - vdot
+    a_new = a_star + ratio * delta
+    turn = v + h * ((0.5 - beta) * a + beta * a_new)
+    return (np.array([R[i] @ ref.rotation_exp(h * turn[i]) for i in range(n)]),
+            v_star + c_v * delta, x, a_new)
+
+
 def _quat_product(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     """Hamilton product of quaternions [w, x, y, z]."""
     return np.array([p[0] * q[0] - p[1:] @ q[1:],
