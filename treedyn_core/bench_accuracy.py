@@ -29,9 +29,11 @@ from .errors import SimulationDiverged
 from .freebody import FreeBody
 from .preset import load_preset, validate
 from .reference_integrator import DEFAULT_ATOL, DEFAULT_RTOL, dop853_samples
+from .integrators import galpha_coefficients
 from .simulation import Simulation
 
 THETA = 0.6                                   # docs/design.md §4's default θ
+RHO_INF = 0.6                                 # generalized-α's default ρ∞ (docs/design.md §4)
 DTS = (1 / 30, 1 / 60, 1 / 120, 1 / 240, 1 / 480, 1 / 960)   # s
 DAMPING_DTS = (1 / 30, 1 / 60, 1 / 120)        # s, docs/design.md §8
 TREE_DOP853_DT = 1 / 120                       # s, output step of the tree's dop853 runs
@@ -280,12 +282,38 @@ def predicted_damping(omega: float, dt: float, theta: float = THETA) -> float:
     return (theta - 0.5) * omega * dt
 
 
-def single_limb_damping(dt: float, model: str = "articulated") -> tuple[float, float]:
-    """(measured ζ, predicted ζ) of the implicit θ-method on the undamped single limb,
+def galpha_spectrum(omega_h: float, rho_inf: float = RHO_INF) -> tuple[float, float, float]:
+    """Generalized-α on ẍ = −ω²x at ωh (Chung & Hulbert 1993): (numerical damping ratio
+    ζ̄ = −ln|λ| / arg λ, relative period error ωh / arg λ − 1, spectral radius), λ the
+    principal root of the amplification matrix
+    of (x, v, a): (1 − α_m) a₁ + α_m a₀ = −ω² ((1 − α_f) x₁ + α_f x₀), v₁ = v₀ + h((1 − γ) a₀
+    + γ a₁), x₁ = x₀ + h v₀ + h²((½ − β) a₀ + β a₁)."""
+    alpha_m, alpha_f, beta, gamma = galpha_coefficients(rho_inf)
+    w2 = omega_h * omega_h                                      # h = 1
+    new = np.array([[(1 - alpha_f) * w2, 0.0, 1 - alpha_m], [0.0, 1.0, -gamma],
+                    [1.0, 0.0, -beta]])
+    old = np.array([[-alpha_f * w2, 0.0, -alpha_m], [0.0, 1.0, 1 - gamma],
+                    [1.0, 1.0, 0.5 - beta]])
+    roots = np.linalg.eigvals(np.linalg.solve(new, old))
+    principal = roots[np.argmax(np.abs(roots.imag))]
+    turn = abs(np.angle(principal))
+    return -math.log(abs(principal)) / turn, omega_h / turn - 1.0, float(np.abs(roots).max())
+
+
+def predicted(integrator: str, omega: float, dt: float) -> float:
+    """The numerical damping ratio the integrator's linear analysis predicts at ω, dt."""
+    if integrator == "galpha":
+        return galpha_spectrum(omega * dt)[0]
+    return predicted_damping(omega, dt)
+
+
+def single_limb_damping(dt: float, model: str = "articulated", integrator: str = "implicit"
+                        ) -> tuple[float, float]:
+    """(measured ζ, predicted ζ) of an implicit integrator on the undamped single limb,
     gravity off: its energy is the mode's."""
-    t, _, energy, _ = single_limb_history(model, "implicit", dt, DAMPING_PERIODS)
+    t, _, energy, _ = single_limb_history(model, integrator, dt, DAMPING_PERIODS)
     omega = single_limb_frequency(model)
-    return decay_ratio(t, energy, omega), predicted_damping(omega, dt)
+    return decay_ratio(t, energy, omega), predicted(integrator, omega, dt)
 
 
 @dataclass
@@ -328,9 +356,9 @@ def lowest_mode(sim: Simulation, step: float = 1e-6) -> LowestMode:
     return LowestMode(math.sqrt(values[k]), shape, left / scale)
 
 
-def tree_mode_damping(preset: str, dt: float, periods: float = DAMPING_PERIODS
-                      ) -> tuple[float, float, float]:
-    """(f Hz, measured ζ, predicted ζ) of the implicit θ-method's numerical damping on the
+def tree_mode_damping(preset: str, dt: float, periods: float = DAMPING_PERIODS,
+                      integrator: str = "implicit") -> tuple[float, float, float]:
+    """(f Hz, measured ζ, predicted ζ) of an implicit integrator's numerical damping on the
     lowest mode of a shipped preset (articulated, gravity on, damping and wind off), from a
     free decay started on the mode's shape (max joint rotation 1e-3 rad)."""
     loaded = load_preset(preset)
@@ -338,7 +366,7 @@ def tree_mode_damping(preset: str, dt: float, periods: float = DAMPING_PERIODS
     data["wind"] = dict(data["wind"], **NO_AIR)
     data["initial_state"] = []
     data["tuning"] = dict(data["tuning"], damping_scale=0.0)
-    sim = Simulation.from_data(data, integrator="implicit", dt=dt, model="articulated")
+    sim = Simulation.from_data(data, integrator=integrator, dt=dt, model="articulated")
     mode = lowest_mode(sim)
     amplitude = 1e-3 / np.abs(mode.shape).max()
     rest = sim.tree.rest_C_rel          # the prestressed rest pose is the equilibrium
@@ -355,7 +383,7 @@ def tree_mode_damping(preset: str, dt: float, periods: float = DAMPING_PERIODS
 
     t, energy = _sample(sim, periods * 2 * math.pi / mode.omega, modal)
     return (mode.omega / (2 * math.pi), decay_ratio(t, energy, mode.omega),
-            predicted_damping(mode.omega, dt))
+            predicted(integrator, mode.omega, dt))
 
 
 # -- the whole benchmark -----------------------------------------------------------------------
