@@ -17,6 +17,18 @@ drag's velocity Jacobian at limb i's midpoint (backward Euler, h):
 J_i the Jacobian of limb i's midpoint velocity and c_i its velocity-product acceleration as the
 articulated-body recursion carries it (the base point's classical acceleration plus α × ρ), then
 v ← v + h a and R ← R exp(h (v + θh a)).
+
+Generalized-α (`galpha_step`) carries v̇ and the algorithmic acceleration a besides (R, v).
+The state of a guess x for v̇ₙ₊₁ is a' = ((1 − α_f)x + α_f v̇ₙ − α_m aₙ)/(1 − α_m),
+v' = v + h(1 − γ)a + hγa', R' = R exp(h (v + h(½ − β)a + hβa')); a Newton iteration at
+(R', v') solves
+
+    (M + c_v(𝒞 + Σ J_iᵀ D_i J_i) + c_q(𝒦 + P_g + K_F)) x_new
+        = τ_spring − 𝒞v' − b(R', v'; g, F_drag) + (c_v(𝒞 + Σ J_iᵀ D_i J_i) + c_q(𝒦 + P_g + K_F)) x,
+
+c_v = hγ(1 − α_f)/(1 − α_m), c_q = h²β(1 − α_f)/(1 − α_m); from x = 0, a fixed number of
+times; the step ends in the state of the last x, with v̇ ← x. It starts from v̇ = a = the
+explicit forward dynamics (drag explicit).
 """
 
 from __future__ import annotations
@@ -278,38 +290,44 @@ def galpha_coefficients(rho_inf: float) -> tuple[float, float, float, float]:
     return alpha_m, alpha_f, 0.25 * (gamma + 0.5) ** 2, gamma
 
 
+def _galpha_state(R, v, vdot, a, x, h, coefficients):
+    """(R, v, a) at the end of a generalized-α step whose v̇ₙ₊₁ is x."""
+    alpha_m, alpha_f, beta, gamma = coefficients
+    a_new = ((1.0 - alpha_f) * x + alpha_f * vdot - alpha_m * a) / (1.0 - alpha_m)
+    turn = v + h * ((0.5 - beta) * a + beta * a_new)
+    return (np.array([R[i] @ ref.rotation_exp(h * turn[i]) for i in range(len(R))]),
+            v + h * ((1.0 - gamma) * a + gamma * a_new), a_new)
+
+
 def galpha_step(model: Model, R: np.ndarray, v: np.ndarray, vdot: np.ndarray, a: np.ndarray,
-                h: float, rho_inf: float, advection: float = 0.0):
-    """One generalized-α step of h seconds (module docstring); returns the new (R, v, v̇, a)."""
-    alpha_m, alpha_f, beta, gamma = galpha_coefficients(rho_inf)
+                h: float, rho_inf: float, iterations: int, advection: float = 0.0):
+    """One generalized-α step of h seconds with ``iterations`` Newton iterations from
+    v̇ₙ₊₁ = 0 (module docstring); returns the new (R, v, v̇, a)."""
+    coefficients = galpha_coefficients(rho_inf)
+    alpha_m, alpha_f, beta, gamma = coefficients
     tree, n = model.tree, model.tree.n
     ratio = (1.0 - alpha_f) / (1.0 - alpha_m)
     c_v, c_q = h * gamma * ratio, h * h * beta * ratio
-    a_star = (vdot - alpha_m * a) / (1.0 - alpha_m)
-    v_star = v + h * ((1.0 - gamma) * a + gamma * a_star)
-    turn = v + h * ((0.5 - beta) * a + beta * a_star)
-    R_star = np.array([R[i] @ ref.rotation_exp(h * turn[i]) for i in range(n)])
-    kin = ref.kinematics(tree, R_star, v_star)
-    M = ref.mass_matrix(tree, R_star)
-    damping = block_diag(*model.damping)
-    stiffness = block_diag(*model.stiffness) + block_diag(*gravity_blocks(model, kin))
-    force, torque = np.zeros((n, 3)), np.zeros((n, 3))
-    if model.air is not None:
-        force, torque, K_F, J, D = _drag_terms(model, kin, v_star, advection)
-        stiffness += K_F
-        DJ = np.einsum("nij,njk->nik", D, J)
-        damping += J.reshape(3 * n, 3 * n).T @ DJ.reshape(3 * n, 3 * n)
-    implicit = c_v * damping + c_q * stiffness
-    rhs = (spring_torques(model, R_star).ravel()
-           - np.einsum("nij,nj->ni", model.damping, v_star).ravel()
-           - ref.bias(tree, R_star, v_star, model.gravity, force, torque)
-           + implicit @ vdot.ravel())
-    x = np.linalg.solve(M + implicit, rhs).reshape(n, 3)
-    delta = x - vdot
-    a_new = a_star + ratio * delta
-    turn = v + h * ((0.5 - beta) * a + beta * a_new)
-    return (np.array([R[i] @ ref.rotation_exp(h * turn[i]) for i in range(n)]),
-            v_star + c_v * delta, x, a_new)
+    guess = np.zeros_like(v)
+    for _ in range(iterations):
+        R_k, v_k, _ = _galpha_state(R, v, vdot, a, guess, h, coefficients)
+        kin = ref.kinematics(tree, R_k, v_k)
+        damping = block_diag(*model.damping)
+        stiffness = block_diag(*model.stiffness) + block_diag(*gravity_blocks(model, kin))
+        force, torque = np.zeros((n, 3)), np.zeros((n, 3))
+        if model.air is not None:
+            force, torque, K_F, J, D = _drag_terms(model, kin, v_k, advection)
+            stiffness += K_F
+            DJ = np.einsum("nij,njk->nik", D, J)
+            damping += J.reshape(3 * n, 3 * n).T @ DJ.reshape(3 * n, 3 * n)
+        implicit = c_v * damping + c_q * stiffness
+        rhs = (spring_torques(model, R_k).ravel()
+               - np.einsum("nij,nj->ni", model.damping, v_k).ravel()
+               - ref.bias(tree, R_k, v_k, model.gravity, force, torque)
+               + implicit @ guess.ravel())
+        guess = np.linalg.solve(ref.mass_matrix(tree, R_k) + implicit, rhs).reshape(n, 3)
+    R_new, v_new, a_new = _galpha_state(R, v, vdot, a, guess, h, coefficients)
+    return R_new, v_new, guess, a_new
 
 
 def _quat_product(p: np.ndarray, q: np.ndarray) -> np.ndarray:
