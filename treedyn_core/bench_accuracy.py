@@ -428,18 +428,70 @@ def run() -> dict:
                      "dt": TREE_DOP853_DT, "errors": {"f": single_limb_frequency_error(
                          model, "dop853", TREE_DOP853_DT)}})
     damping = []
-    for dt in DAMPING_DTS:
-        measured, predicted = single_limb_damping(dt)
-        damping.append({"case": "single limb, gravity off", "f_hz": single_limb_frequency(
-            "articulated") / (2 * math.pi), "dt": dt, "measured": measured,
-            "predicted": predicted})
-    for dt in DAMPING_DTS:
-        f, measured, predicted = tree_mode_damping("sapling", dt)
-        damping.append({"case": "sapling, lowest mode, gravity on", "f_hz": f, "dt": dt,
-                        "measured": measured, "predicted": predicted})
-    return {"theta": THETA, "dop853_rtol": DEFAULT_RTOL, "dop853_atol": DEFAULT_ATOL,
-            "reference_tol": REFERENCE_TOL, "errors": rows, "numerical_damping": damping,
-            "seconds": time.perf_counter() - start}
+    for integrator in IMPLICIT_INTEGRATORS:
+        for dt in DAMPING_DTS:
+            measured, predicted_ = single_limb_damping(dt, integrator=integrator)
+            damping.append({"case": "single limb, gravity off", "integrator": integrator,
+                            "f_hz": single_limb_frequency("articulated") / (2 * math.pi),
+                            "dt": dt, "measured": measured, "predicted": predicted_})
+        for dt in DAMPING_DTS:
+            f, measured, predicted_ = tree_mode_damping("sapling", dt, integrator=integrator)
+            damping.append({"case": "sapling, lowest mode, gravity on", "integrator": integrator,
+                            "f_hz": f, "dt": dt, "measured": measured, "predicted": predicted_})
+    return {"theta": THETA, "rho_inf": RHO_INF, "dop853_rtol": DEFAULT_RTOL,
+            "dop853_atol": DEFAULT_ATOL, "reference_tol": REFERENCE_TOL, "errors": rows,
+            "numerical_damping": damping, "orders": [tree_orders(integrator)
+                                                     for integrator in IMPLICIT_INTEGRATORS],
+            "cost": step_costs(), "seconds": time.perf_counter() - start}
+
+
+IMPLICIT_INTEGRATORS = ("implicit", "galpha")
+ORDER_DTS = (1 / 120, 1 / 240, 1 / 480, 1 / 960)     # s
+ORDER_TIME = 0.5                                    # s
+
+
+def tree_orders(integrator: str) -> dict:
+    """The measured convergence order of an integrator: the two-limb tree (gravity on, B
+    released 20° from rest, damping on) tip positions after 0.5 s over `ORDER_DTS`, against
+    RK4 at a quarter of its stability limit."""
+    def tips(name, dt):
+        sim = simulation(TWO_LIMBS, "articulated", name, dt, damping_scale=1.0,
+                         initial_state=[{"limb": "B", "rotation_deg": [0, 20, 0]}])
+        if dt is None:
+            steps = int(math.ceil(ORDER_TIME / (0.25 * sim.rk4_stable_dt())))
+            sim.dt = ORDER_TIME / steps
+        sim.step(int(round(ORDER_TIME / sim.dt)))
+        return sim.tip
+
+    reference = tips("rk4", None)
+    errors = [float(np.abs(tips(integrator, dt) - reference).max()) for dt in ORDER_DTS]
+    orders = np.log(np.array(errors[:-1]) / errors[1:]) / np.log(2.0)
+    return {"integrator": integrator, "dts": list(ORDER_DTS), "tip_errors": errors,
+            "orders": [float(x) for x in orders]}
+
+
+COST_PRESET = "old_oak"
+COST_PASSES = 5
+
+
+def step_costs() -> dict:
+    """Seconds per step of each implicit integrator on a shipped preset with its wind, at
+    its dt, measured side by side (alternating passes, medians)."""
+    sim = Simulation(load_preset(COST_PRESET))
+    times = {name: [] for name in IMPLICIT_INTEGRATORS}
+    for name in IMPLICIT_INTEGRATORS:
+        sim.set_integrator(name)
+        sim.warm_up()
+    for _ in range(COST_PASSES):
+        for name in IMPLICIT_INTEGRATORS:
+            sim.reset()
+            sim.set_integrator(name)
+            sim.step(2)
+            start = time.process_time()
+            sim.step(20)
+            times[name].append((time.process_time() - start) / 20)
+    return {"preset": COST_PRESET, "limbs": sim.tree.n,
+            "seconds_per_step": {name: float(np.median(t)) for name, t in times.items()}}
 
 
 HEADER = f"""treedyn accuracy benchmark (docs/design.md §8): worst error over each run, dimensionless.
@@ -475,14 +527,28 @@ def _format(results: dict) -> str:
         dt = _dt_label(row["dt"]) if row["dt"] else ""
         lines.append(f"{row['case']:<42} {row['integrator']:<10} {dt:>7}  "
                      f"{errors[worst_key]:8.1e}  {details}")
-    lines += ["", f"implicit integrator's numerical damping ratio (θ = {THETA}), damping and "
-              "wind off: measured from a free decay; predicted (θ − ½)·2πfh (docs/design.md §4)",
-              f"{'case':<34} {'f [Hz]':>7} {'dt [s]':>7} {'2πfh':>7} {'measured':>9} "
-              f"{'predicted':>9} {'ratio':>6}"]
+    lines += ["", f"implicit integrators' numerical damping ratio (implicit: θ = {THETA}; galpha: "
+              f"ρ∞ = {results.get('rho_inf', RHO_INF)}), damping and wind off: measured from a "
+              "free decay; predicted (θ − ½)·2πfh, galpha Chung & Hulbert's amplification "
+              "matrix (docs/design.md §4)",
+              f"{'case':<34} {'integr.':<8} {'f [Hz]':>7} {'dt [s]':>7} {'2πfh':>7} "
+              f"{'measured':>9} {'predicted':>9} {'ratio':>6}"]
     for row in results["numerical_damping"]:
-        lines.append(f"{row['case']:<34} {row['f_hz']:7.3f} {_dt_label(row['dt']):>7} "
+        lines.append(f"{row['case']:<34} {row.get('integrator', 'implicit'):<8} "
+                     f"{row['f_hz']:7.3f} {_dt_label(row['dt']):>7} "
                      f"{2 * math.pi * row['f_hz'] * row['dt']:7.3f} {row['measured']:9.5f} "
                      f"{row['predicted']:9.5f} {row['measured'] / row['predicted']:6.2f}")
+    for row in results.get("orders", []):
+        lines.append(f"order, two limbs (tip after {ORDER_TIME} s vs rk4), {row['integrator']}: "
+                     + ", ".join(f"{x:.2f}" for x in row["orders"]) + " over dt = "
+                     + ", ".join(_dt_label(dt) for dt in row["dts"]))
+    if "cost" in results:
+        cost = results["cost"]
+        per_step = cost["seconds_per_step"]
+        lines.append(f"cost per step, {cost['preset']} ({cost['limbs']} limbs, wind on), side by "
+                     "side: " + ", ".join(f"{name} {1e3 * t:.3f} ms" for name, t in
+                                          per_step.items())
+                     + f" (galpha / implicit {per_step['galpha'] / per_step['implicit']:.2f})")
     lines.append(f"\n({results['seconds']:.1f} s)")
     return "\n".join(lines)
 
