@@ -20,15 +20,17 @@ v ← v + h a and R ← R exp(h (v + θh a)).
 
 Generalized-α (`galpha_step`) carries v̇ and the algorithmic acceleration a besides (R, v).
 The state of a guess x for v̇ₙ₊₁ is a' = ((1 − α_f)x + α_f v̇ₙ − α_m aₙ)/(1 − α_m),
-v' = v + h(1 − γ)a + hγa', R' = R exp(h (v + h(½ − β)a + hβa')); a Newton iteration at
-(R', v') solves
+v' = v + h(1 − γ)a + hγa', R' = R exp(h (v + h(½ − β)a + hβa')). A Newton iteration at a
+state (R_k, v_k) from which the rates move by c_v (x − x_r) and the rotations by
+c_q (x − x_p) solves
 
-    (M + c_v(𝒞 + Σ J_iᵀ D_i J_i) + c_q(𝒦 + P_g + K_F)) x_new
-        = τ_spring − 𝒞v' − b(R', v'; g, F_drag) + (c_v(𝒞 + Σ J_iᵀ D_i J_i) + c_q(𝒦 + P_g + K_F)) x,
+    (M + c_v 𝒞_t + c_q 𝒦_t) x = τ_spring − 𝒞v_k − b(R_k, v_k; g, F_drag) + c_v 𝒞_t x_r + c_q 𝒦_t x_p,
+    𝒞_t = 𝒞 + Σ J_iᵀ D_i J_i,  𝒦_t = 𝒦 + P_g + K_F,
 
-c_v = hγ(1 − α_f)/(1 − α_m), c_q = h²β(1 − α_f)/(1 − α_m); from x = 0, a fixed number of
-times; the step ends in the state of the last x, with v̇ ← x. It starts from v̇ = a = the
-explicit forward dynamics (drag explicit).
+c_v = hγ(1 − α_f)/(1 − α_m), c_q = h²β(1 − α_f)/(1 − α_m). The first iteration is at the
+step's start (x_r, x_p from the known part of a'); each next one at the state of the last x
+(x_r = x_p = x). The step ends in the state of the last x, with v̇ ← x. It starts from
+v̇ = a = the explicit forward dynamics (drag explicit).
 """
 
 from __future__ import annotations
@@ -301,16 +303,20 @@ def _galpha_state(R, v, vdot, a, x, h, coefficients):
 
 def galpha_step(model: Model, R: np.ndarray, v: np.ndarray, vdot: np.ndarray, a: np.ndarray,
                 h: float, rho_inf: float, iterations: int, advection: float = 0.0):
-    """One generalized-α step of h seconds with ``iterations`` Newton iterations from
-    v̇ₙ₊₁ = 0 (module docstring); returns the new (R, v, v̇, a)."""
+    """One generalized-α step of h seconds with ``iterations`` Newton iterations (module
+    docstring); returns the new (R, v, v̇, a)."""
     coefficients = galpha_coefficients(rho_inf)
     alpha_m, alpha_f, beta, gamma = coefficients
     tree, n = model.tree, model.tree.n
     ratio = (1.0 - alpha_f) / (1.0 - alpha_m)
     c_v, c_q = h * gamma * ratio, h * h * beta * ratio
-    guess = np.zeros_like(v)
+    a_zero = (alpha_f * vdot - alpha_m * a) / (1.0 - alpha_m)
+    # the first iteration at (R, v): rates and rotations move by c_v (x − rate_ref) and
+    # c_q (x − position_ref)
+    R_k, v_k = R, v
+    rate_ref = -h * ((1.0 - gamma) * a + gamma * a_zero) / c_v
+    position_ref = -h * (v + h * ((0.5 - beta) * a + beta * a_zero)) / c_q
     for _ in range(iterations):
-        R_k, v_k, _ = _galpha_state(R, v, vdot, a, guess, h, coefficients)
         kin = ref.kinematics(tree, R_k, v_k)
         damping = block_diag(*model.damping)
         stiffness = block_diag(*model.stiffness) + block_diag(*gravity_blocks(model, kin))
@@ -320,12 +326,14 @@ def galpha_step(model: Model, R: np.ndarray, v: np.ndarray, vdot: np.ndarray, a:
             stiffness += K_F
             DJ = np.einsum("nij,njk->nik", D, J)
             damping += J.reshape(3 * n, 3 * n).T @ DJ.reshape(3 * n, 3 * n)
-        implicit = c_v * damping + c_q * stiffness
         rhs = (spring_torques(model, R_k).ravel()
                - np.einsum("nij,nj->ni", model.damping, v_k).ravel()
                - ref.bias(tree, R_k, v_k, model.gravity, force, torque)
-               + implicit @ guess.ravel())
-        guess = np.linalg.solve(ref.mass_matrix(tree, R_k) + implicit, rhs).reshape(n, 3)
+               + c_v * damping @ rate_ref.ravel() + c_q * stiffness @ position_ref.ravel())
+        guess = np.linalg.solve(ref.mass_matrix(tree, R_k) + c_v * damping + c_q * stiffness,
+                                rhs).reshape(n, 3)
+        R_k, v_k, _ = _galpha_state(R, v, vdot, a, guess, h, coefficients)
+        rate_ref = position_ref = guess
     R_new, v_new, a_new = _galpha_state(R, v, vdot, a, guess, h, coefficients)
     return R_new, v_new, guess, a_new
 

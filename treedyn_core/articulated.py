@@ -164,12 +164,12 @@ def subtree_sums(model, w, gravity_stiffness, load_stiffness):
 
 class ImplicitTerms(NamedTuple):
     """How the step's stiff terms enter the recursion's linear system
-    ``(M + Σ c·C + Σ s·K) x = f(q, v) − Σ K·(r ω_rel) + (Σ c·C + Σ s·K) x_ref``
+    ``(M + Σ c·C + Σ s·K) x = f(q, v) − Σ K·(r ω_rel) + Σ c·C x_rate + Σ s·K x_position``
     (docs/design.md §4): each stiffness K with a coefficient s (s²) on the diagonal, each
     damping C with c (s), and what the right-hand side is linearised about. The θ-method:
     s = θ²h², c = θh, r = θh (its positions move by θh v before the implicit increment),
-    no reference; generalized-α: s = c_q, c = c_v, r = 0, about the predictor's
-    accelerations x_ref. All zero: the explicit forward dynamics."""
+    no reference; generalized-α: s = c_q, c = c_v, r = 0, about reference accelerations
+    of the rates and the positions. All zero: the explicit forward dynamics."""
 
     armature_k: float      # s of the joints' springs, stiffness scale included
     armature_c: float      # c of the joints' dampers, damping scale included
@@ -178,44 +178,47 @@ class ImplicitTerms(NamedTuple):
     load_h2: float         # s of the applied loads' geometric stiffness (only with drag_h > 0)
     load_rate_h: float     # r of the loads' stiffness
     drag_h: float          # c of the drag's damping (> 0: the drag is implicit)
-    about_reference: bool  # the right-hand side adds (Σ c·C + Σ s·K) x_ref
+    about_reference: bool  # the right-hand side adds Σ c·C x_rate + Σ s·K x_position
 
 
 @kernel(inline="always")
 def _implicit_stiffness(K, h2, rate_h, omega_rel, reference, D, Q):
     """A joint stiffness K (inertial axes) made implicit: returns (D + h2 K,
-    Q − K (rate_h omega_rel − h2 reference)), reference = C_IF x_ref (or zero)."""
+    Q − K (rate_h omega_rel − h2 reference)), reference = C_IF position_ref (or zero)."""
     return (m3.add(D, m3.scale(h2, K)),
             m3.vsub(Q, m3.matvec(K, m3.vsub(m3.vscale(rate_h, omega_rel),
                                             m3.vscale(h2, reference)))))
 
 
 @kernel
-def implicit_joint_blocks(model, w, terms, x_ref):
+def implicit_joint_blocks(model, w, terms, rate_ref, position_ref):
     """Each joint's implicit blocks (inertial axes) into ``w.D0`` (N, 6) and its torque
     ``w.tau`` (child axes) with their corrections into ``w.Q`` (N, 3) N m, inertial axes;
-    terms: `ImplicitTerms`, x_ref (N, 3) rad/s², child axes (read if ``terms.about_reference``).
+    terms: `ImplicitTerms`; rate_ref, position_ref (N, 3) rad/s², child axes, the references of
+    the dampings and of the stiffnesses (read if ``terms.about_reference``).
 
     D0 = armature_k·K + armature_c·C (the joint's spring and damper); gravity_h2 > 0 adds
     gravity_h2 times the PSD part of the subtree's gravity stiffness to D0 and its
     correction to Q; with drag (drag_h > 0) the same with load_h2 for the applied loads'
     geometric stiffness (about the subtree's force-weighted centre;
     `joints.load_stiffness_magnitude`): a large drag on a light limb is a stiff "weathervane"
-    spring. About a reference, Q gains (armature_k·K + armature_c·C) x_ref. After `subtree_sums`.
+    spring. About references, Q gains armature_k·K position_ref + armature_c·C rate_ref and
+    the stiffnesses' h2·K position_ref. After `subtree_sums`.
     """
     g = m3.vload(model.gravity)
     for i in range(model.parent.shape[0]):
         C = m3.load(w.C_IF[i])
         b = m3.vload(w.base[i])
         w_rel = m3.vload(w.omega_rel[i])
-        arm = m3.add(m3.scale(terms.armature_k, m3.load(model.stiffness[i])),
-                     m3.scale(terms.armature_c, m3.load(model.damping[i])))
-        D = m3.congruence(C, arm)
+        spring = m3.scale(terms.armature_k, m3.load(model.stiffness[i]))
+        damper = m3.scale(terms.armature_c, m3.load(model.damping[i]))
+        D = m3.congruence(C, m3.add(spring, damper))
         tau = m3.vload(w.tau[i])
         reference = (0.0, 0.0, 0.0)
         if terms.about_reference:
-            x = m3.vload(x_ref[i])
-            tau = m3.vadd(tau, m3.matvec(arm, x))
+            x = m3.vload(position_ref[i])
+            tau = m3.vadd(tau, m3.vadd(m3.matvec(spring, x),
+                                       m3.matvec(damper, m3.vload(rate_ref[i]))))
             reference = m3.matvec(C, x)
         Q = m3.matvec(C, tau)
         if terms.gravity_h2 > 0.0:
@@ -327,23 +330,24 @@ def implicit_accelerations(model, w, force, torque, armature_k, armature_c, grav
     with joint torques ``w.tau``."""
     terms = ImplicitTerms(armature_k, armature_c, gravity_theta_h * gravity_theta_h,
                           gravity_theta_h, drag_h * drag_h, drag_h, drag_h, False)
-    linearised_accelerations(model, w, force, torque, terms, w.vdot)
+    linearised_accelerations(model, w, force, torque, terms, w.vdot, w.vdot)
 
 
 @kernel
-def linearised_accelerations(model, w, force, torque, terms, x_ref):
+def linearised_accelerations(model, w, force, torque, terms, rate_ref, position_ref):
     """Joint accelerations ``w.vdot`` (N, 3) rad/s², child axes, of the implicit step's
-    linear system (`ImplicitTerms` terms, about x_ref (N, 3) rad/s², child axes, if
-    ``terms.about_reference``; x_ref must not be ``w.vdot``): Table 7.1's pass 1
+    linear system (`ImplicitTerms` terms; if ``terms.about_reference``, the dampings about
+    rate_ref and the stiffnesses about position_ref, (N, 3) rad/s², child axes, neither
+    ``w.vdot``): Table 7.1's pass 1
     (`limb_inertias`, with the drag's added inertia), the stages that add the integrator's
     implicit joint terms (`subtree_sums`, `implicit_joint_blocks`), then the recursion
     (`articulated_accelerations`). force, torque (N, 3): applied loads, N at the base and
     N m about it, inertial axes. After forward_kinematics (and, with drag_h > 0, the drag's
     stage of `aero`).
     """
-    limb_inertias(model, w, force, torque, terms.drag_h, terms.about_reference, x_ref)
+    limb_inertias(model, w, force, torque, terms.drag_h, terms.about_reference, rate_ref)
     subtree_sums(model, w, terms.gravity_h2 > 0.0, terms.drag_h > 0.0)
-    implicit_joint_blocks(model, w, terms, x_ref)
+    implicit_joint_blocks(model, w, terms, rate_ref, position_ref)
     articulated_accelerations(model, w)
 
 

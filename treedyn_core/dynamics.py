@@ -52,26 +52,27 @@ def articulated_dynamics(system, q, v, implicit_h, drag_h):
     drag = drag_h if system.air.enabled else 0.0
     terms = ImplicitTerms(implicit_h * implicit_h * k_scale, implicit_h * c_scale,
                           implicit_h * implicit_h, implicit_h, drag * drag, drag, drag, False)
-    return _articulated(system, q, v, implicit_h, terms, system.work.vdot)
+    return _articulated(system, q, v, implicit_h, terms, system.work.vdot, system.work.vdot)
 
 
 @kernel
-def articulated_dynamics_about(system, q, v, rate_h, position_h2, x_ref):
+def articulated_dynamics_about(system, q, v, rate_h, position_h2, rate_ref, position_ref):
     """Joint accelerations x (N, 3) rad/s² into and as ``system.work.vdot``: one Newton
-    iteration about the joint accelerations x_ref (N, 3) at state (q, v),
-    ``(M + rate_h 𝒞 + position_h2 𝒦) x = f(q, v) + (rate_h 𝒞 + position_h2 𝒦) x_ref`` with 𝒞
-    the dampers and the drag's damping, 𝒦 the springs, gravity's PSD stiffness and the
-    loads' stiffness (`ImplicitTerms` about a reference)."""
+    iteration at state (q, v), ``(M + rate_h 𝒞 + position_h2 𝒦) x = f(q, v) + rate_h 𝒞 x_r +
+    position_h2 𝒦 x_p`` with 𝒞 the dampers and the drag's damping, 𝒦 the springs, gravity's
+    PSD stiffness and the loads' stiffness, x_r = rate_ref and x_p = position_ref (N, 3)
+    rad/s² (`ImplicitTerms` about references): the rates move by rate_h (x − x_r) and the
+    rotations by position_h2 (x − x_p) from (q, v)."""
     k_scale, c_scale = system.k_scale, system.c_scale
     drag = system.air.enabled
     terms = ImplicitTerms(position_h2 * k_scale, rate_h * c_scale, position_h2, 0.0,
                           position_h2 if drag else 0.0, 0.0, rate_h if drag else 0.0, True)
-    return _articulated(system, q, v, 0.0, terms, x_ref)
+    return _articulated(system, q, v, 0.0, terms, rate_ref, position_ref)
 
 
 @kernel
-def _articulated(system, q, v, implicit_kv, terms, x_ref):
-    """The articulated model's accelerations for `ImplicitTerms` terms (and x_ref), the
+def _articulated(system, q, v, implicit_kv, terms, rate_ref, position_ref):
+    """The articulated model's accelerations for `ImplicitTerms` terms (and references), the
     springs' right-hand side less implicit_kv K v. Stages: kinematics → aerodynamic loads
     (if ``air.enabled``) → joint torques → articulated-body recursion. With air, the loads
     given are added to the drag."""
@@ -94,7 +95,7 @@ def _articulated(system, q, v, implicit_kv, terms, x_ref):
         force, torque = w.total_force, w.total_torque
     joint_torques(q, v, model.spring_q, model.stiffness, model.damping, system.k_scale,
                   system.c_scale, implicit_kv, w.theta, w.tau)
-    linearised_accelerations(model, w, force, torque, terms, x_ref)
+    linearised_accelerations(model, w, force, torque, terms, rate_ref, position_ref)
     return w.vdot
 
 
@@ -132,7 +133,8 @@ _DYNAMICS_ABOUT = {ArticulatedSystem: articulated_dynamics_about}
 def register(record_type, dynamics, about=None) -> None:
     """Make `accelerations` of a ``record_type`` record call ``dynamics(system, q, v,
     implicit_h, drag_h)`` (a kernel), and `accelerations_about` call ``about(system, q, v,
-    rate_h, position_h2, x_ref)`` if given; for models defined outside this module."""
+    rate_h, position_h2, rate_ref, position_ref)`` if given; for models defined outside this
+    module."""
     _DYNAMICS[record_type] = dynamics
     if about is not None:
         _DYNAMICS_ABOUT[record_type] = about
@@ -151,9 +153,9 @@ accelerations = _dispatcher(
 
 accelerations_about = _dispatcher(
     _DYNAMICS_ABOUT, "accelerations_about",
-    """accelerations_about(system, q, v, rate_h, position_h2, x_ref): the rates' derivative
-    (N, 3) of state (q, v) as one Newton iteration about the rates' derivative x_ref (N, 3):
-    dampings implicit with rate_h (s), stiffnesses with position_h2 (s²)
+    """accelerations_about(system, q, v, rate_h, position_h2, rate_ref, position_ref): the
+    rates' derivative (N, 3) as one Newton iteration at state (q, v), the rates moving by
+    rate_h (x − rate_ref) and the rotations by position_h2 (x − position_ref)
     (`articulated_dynamics_about`).""")
 
 

@@ -66,12 +66,12 @@ def theta_steps(system, n_steps, h, theta_m, q, v):
     return n_steps, -1
 
 
-# Newton iterations per generalized-α step. One iteration from v̇ₙ₊₁ = 0 leaves the velocity
-# products (not in the iteration matrix) evaluated O(h) off: first order (measured 0.86–0.97
-# on a 15-limb tree). One from v̇ₙ₊₁ = v̇ₙ is second order but extrapolates the stiff twist
-# modes' accelerations (hundreds of rad/s² at dt = 1/30 s) into the state it linearises about,
-# and diverged on 5 of the 7 shipped presets at the slider corners. The second iteration
-# starts from the first's implicit solution: second order and as robust as the first.
+# Newton iterations per generalized-α step. The first is linearised at the step's start, like
+# the θ-method's single one: exact for a linear system, robust, but first order (the velocity
+# products, not in the iteration matrix, are taken O(h) off). The second, at the state of the
+# first one's solution, makes the step second order. (Linearising the first at a state
+# extrapolated with v̇ₙ put the stiff twist modes' accelerations, hundreds of rad/s² at
+# 1/30 s, into the state and diverged on most presets: docs/design.md §4.7.)
 GALPHA_ITERATIONS = 2
 
 
@@ -110,11 +110,13 @@ class GalphaState(NamedTuple):
     v_end: np.ndarray     # (N, 3)
     guess: np.ndarray     # (N, 3) rad/s², the iterate of v̇ₙ₊₁
     a_next: np.ndarray    # (N, 3) rad/s², aₙ₊₁ of that iterate
+    rate_ref: np.ndarray  # (N, 3) rad/s², the first iteration's references (`galpha_steps`)
+    position_ref: np.ndarray
 
     @classmethod
     def zeros(cls, n: int) -> "GalphaState":
         return cls(np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 4)),
-                   np.zeros((n, 3)), np.full((n, 4), np.nan), np.full((n, 3), np.nan), np.zeros((n, 3)), np.zeros((n, 3)))
+                   np.zeros((n, 3)), np.full((n, 4), np.nan), np.full((n, 3), np.nan), *(np.zeros((n, 3)) for _ in range(4)))
 
 
 @kernel(inline="always")
@@ -138,7 +140,8 @@ def galpha_steps(system, n_steps, h, coefficients, iterations, q, v, work):
         qₙ₊₁ = qₙ ⊗ exp(h (vₙ + h (½ − β) aₙ + h β aₙ₊₁)),
     with the equations of motion at (qₙ₊₁, vₙ₊₁), solved by `iterations` Newton iterations
     in the recursion (`accelerations_about`, iteration matrix M + c_v 𝒞 + c_q 𝒦 with
-    c_v = h γ (1 − α_f)/(1 − α_m), c_q = h² β (1 − α_f)/(1 − α_m)) from v̇ₙ₊₁ = 0
+    c_v = h γ (1 − α_f)/(1 − α_m), c_q = h² β (1 − α_f)/(1 − α_m)): the first linearised at
+    the step's start (qₙ, vₙ), the next at the state of the last iterate
     (`GALPHA_ITERATIONS`: why two).
 
     Returns (steps completed, index of the first limb with a non-finite rate or −1); on a
@@ -148,6 +151,7 @@ def galpha_steps(system, n_steps, h, coefficients, iterations, q, v, work):
                                      coefficients.beta, coefficients.gamma)
     vdot, a, turn, q0, v0 = work.vdot, work.a, work.turn, work.q0, work.v0
     guess, a_next = work.guess, work.a_next
+    rate_ref, position_ref = work.rate_ref, work.position_ref
     n = q.shape[0]
     if not (_same(q, work.q_end) and _same(v, work.v_end)):
         start = accelerations(system, q, v, 0.0, 0.0)
@@ -162,17 +166,27 @@ def galpha_steps(system, n_steps, h, coefficients, iterations, q, v, work):
     for step in range(n_steps):
         q0[:] = q
         v0[:] = v
-        guess[:] = 0.0
-        for iteration in range(iterations + 1):
-            if iteration > 0:
-                x = accelerations_about(system, q, v, c_v, c_q, guess)
-                bad = first_non_finite(x)
-                if bad >= 0:
-                    q[:] = q0
-                    v[:] = v0
-                    work.q_end[:] = np.nan
-                    return step, bad
-                guess[:] = x
+        # The first iteration at (qₙ, vₙ), like the θ-method: with A = (α_f v̇ₙ − α_m aₙ)/
+        # (1 − α_m), the rates move by h(1 − γ)aₙ + hγA + c_v x and the rotations by
+        # h(vₙ + h(½ − β)aₙ + hβA) + c_q x, i.e. by c_v (x − rate_ref), c_q (x − position_ref).
+        for i in range(n):
+            for r in range(3):
+                a_zero = (alpha_f * vdot[i, r] - alpha_m * a[i, r]) / (1.0 - alpha_m)
+                rate_ref[i, r] = -h * ((1.0 - gamma) * a[i, r] + gamma * a_zero) / c_v
+                position_ref[i, r] = -h * (v[i, r] + h * ((0.5 - beta) * a[i, r]
+                                                          + beta * a_zero)) / c_q
+        for iteration in range(iterations):
+            if iteration == 0:
+                x = accelerations_about(system, q, v, c_v, c_q, rate_ref, position_ref)
+            else:
+                x = accelerations_about(system, q, v, c_v, c_q, guess, guess)
+            bad = first_non_finite(x)
+            if bad >= 0:
+                q[:] = q0
+                v[:] = v0
+                work.q_end[:] = np.nan
+                return step, bad
+            guess[:] = x
             # the state of v̇ₙ₊₁ = guess: aₙ₊₁, vₙ₊₁ and qₙ₊₁ from their defining equations
             for i in range(n):
                 for r in range(3):
