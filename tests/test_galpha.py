@@ -67,7 +67,7 @@ def test_single_limb_damping_and_period_follow_chung_and_hulbert(omega_h):
 
 CONVERGENCE_TIME = 0.5       # s
 GALPHA_DTS = [1 / 240, 1 / 480, 1 / 960, 1 / 1920]
-# Measured on this tree: 2.37, 2.23, 2.10, 2.04, 2.02 from 1/60 to 1/1920 s.
+# Measured on this tree: 1.81, 1.90, 1.95 over these steps (errors 0.015 … 3.0e-4 m).
 ORDER = 2.0
 ORDER_TOL = 0.3
 
