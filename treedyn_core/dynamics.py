@@ -5,6 +5,9 @@ arrays, its work arrays, the aerodynamic inputs, the external loads and the scal
 `accelerations(system, q, v, implicit_h, drag_h)` computes the rates' derivative of state
 (q, v) for either model and returns the work array that holds it; the steppers in
 `integrators` and the dop853 adapter in `reference_integrator` are written once against it.
+`accelerations_about(system, q, v, rate_h, position_h2, rate_ref, position_ref)` is a Newton
+iteration of an implicit step about reference accelerations (generalized-α's; the
+articulated model only).
 
 - `ArticulatedSystem`: the articulated model, joint quaternions q (N, 4) child → parent and
   joint rates v (N, 3) rad/s, child axes (`articulated_dynamics`);

@@ -10,17 +10,17 @@
   shoots in a storm.
 - `galpha_steps`: the Lie-group generalized-α method (Chung & Hulbert 1993; Arnold & Brüls
   2007; Brüls, Cardona & Arnold 2012) on the joints' rotations, coefficients from the
-  spectral radius at infinity ρ∞ (`galpha_coefficients`); one Newton iteration per step
-  from the predictor v̇ₙ₊₁ = v̇ₙ, the stiff terms implicit in the same recursion
-  (`dynamics.accelerations_about`); docs/design.md §4.
+  spectral radius at infinity ρ∞ (`galpha_coefficients`); `GALPHA_ITERATIONS` Newton
+  iterations per step, each one pass of the same recursion with the stiff terms implicit
+  (`dynamics.accelerations_about`); docs/design.md §4.7.
 - `rk4_steps`: an explicit Runge–Kutta method given by its tableau (`RK4_A`, `RK4_B`,
   classical RK4) on the quaternions as vectors in R⁴ (``q̇ = ½ q ⊗ (0, v)``) and the
   rates, quaternions renormalised after each full step.
 
-Both stop at the first non-finite rate, returning how many steps they completed and the
+Each stops at the first non-finite rate, returning how many steps it completed and the
 offending limb. The wind is sampled at the start of each step (RK4's stages see the limbs'
 motion but the wind field of the step's start) and advanced by h after it
-(`dynamics.advance_clock`). `freebody` steps a free body's rotation with them too.
+(`dynamics.advance_clock`). `freebody` steps a free body's rotation with the θ-method and RK4.
 """
 
 from __future__ import annotations
