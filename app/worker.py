@@ -573,7 +573,11 @@ class SimulationWorker(threading.Thread):
                                             "(treedyn run); the app steps with implicit"))
             return
         if name != "rk4":
-            self._sim.set_integrator(name)
+            try:
+                self._sim.set_integrator(name)
+            except TreedynError as exc:   # galpha with the seed model
+                self._sim.set_integrator("implicit")
+                self._news.put(Event("refused", f"{exc}; the app steps with implicit"))
             self._use_substeps(1)
             return
         self._sim.set_integrator("rk4")
