@@ -10,8 +10,9 @@ import math
 import numpy as np
 import pytest
 
-from physics_cases import convergence_orders, random_tree_simulation
+from physics_cases import convergence_orders, random_tree_simulation, two_limb_simulation
 from treedyn_core import bench_accuracy as bench
+from treedyn_core.errors import TreedynError
 from treedyn_core.integrators import galpha_coefficients
 from treedyn_core.schema import SIMULATION
 
@@ -111,3 +112,13 @@ def test_sapling_lowest_mode_numerical_damping(dt):
     print(f"sapling {f:.2f} Hz, dt {dt:.4f}: ζ {measured:.5f} (linear analysis {predicted:.5f})")
     # measured 8.9e-4 at 1/30 s and 1.2e-4 at 1/60 s, as predicted (the θ-method: 0.052, 0.027)
     assert 0.0 <= measured <= SAPLING_TARGETS[dt]
+
+
+def test_seed_model_refuses_galpha():
+    """The seed model has no Newton iteration about references (docs/design.md §4.7)."""
+    with pytest.raises(TreedynError, match="galpha is not available with model seed"):
+        two_limb_simulation(integrator="galpha", model="seed")
+    sim = two_limb_simulation(model="seed")
+    with pytest.raises(TreedynError, match="galpha"):
+        sim.set_integrator("galpha")
+    assert sim.integrator == "implicit"
