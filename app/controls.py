@@ -150,8 +150,10 @@ class Controls(QWidget):
         self.time_scale.setToolTip("Simulated seconds per second of wall-clock time")
         self.integrator = QComboBox()
         self.integrator.addItems(integrators)
-        self.integrator.setToolTip("implicit: stable at the app's step; rk4: explicit, "
-                                   "sub-stepped below its stability limit or refused")
+        self.integrator.setToolTip("implicit: the θ-method, stable at the app's step; galpha: "
+                                   "generalized-α, second order, little numerical damping, "
+                                   "less robust in large motions; rk4: explicit, sub-stepped "
+                                   "below its stability limit or refused")
         self.model = QComboBox()
         self.model.addItems(models)
         self.model.setToolTip("\n".join(MODEL_NOTES.get(name, name) for name in models))

@@ -53,7 +53,7 @@ MIN_REALTIME = 0.05  # rk4 is refused when its sub-steps would run slower than t
 RK4_COST_RATIO = 3.5  # an rk4 step costs about this many implicit steps (measured: 3.3–3.5)
 BEHIND = 0.9  # "can't keep up" below this fraction of the requested time scale
 # Integrators stepped live; dop853 (scipy's adaptive reference) is for treedyn run.
-LIVE_INTEGRATORS = ("implicit", "rk4")
+LIVE_INTEGRATORS = ("implicit", "galpha", "rk4")
 
 PREPARING = "preparing"
 COMPILING_TEXT = "compiling physics kernels, first run only"
@@ -400,7 +400,7 @@ class SimulationWorker(threading.Thread):
         cost = (time.perf_counter() - start) / n
         first_batch = self._step_cost == 0.0
         self._step_cost = cost if first_batch else 0.8 * self._step_cost + 0.2 * cost
-        if self._sim.integrator == "implicit":
+        if self._sim.integrator != "rk4":   # the implicit steps cost about the same
             self._implicit_cost = self._step_cost
         elif not self._rk4_measured and not first_batch:
             # The choice of sub-steps used an estimated cost; check it once against the real one
@@ -571,7 +571,11 @@ class SimulationWorker(threading.Thread):
                                             "(treedyn run); the app steps with implicit"))
             return
         if name != "rk4":
-            self._sim.set_integrator(name)
+            try:
+                self._sim.set_integrator(name)
+            except TreedynError as exc:   # galpha with the seed model
+                self._sim.set_integrator("implicit")
+                self._news.put(Event("refused", f"{exc}; the app steps with implicit"))
             self._use_substeps(1)
             return
         self._sim.set_integrator("rk4")

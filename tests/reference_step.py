@@ -17,6 +17,20 @@ drag's velocity Jacobian at limb i's midpoint (backward Euler, h):
 J_i the Jacobian of limb i's midpoint velocity and c_i its velocity-product acceleration as the
 articulated-body recursion carries it (the base point's classical acceleration plus α × ρ), then
 v ← v + h a and R ← R exp(h (v + θh a)).
+
+Generalized-α (`galpha_step`) carries v̇ and the algorithmic acceleration a besides (R, v).
+The state of a guess x for v̇ₙ₊₁ is a' = ((1 − α_f)x + α_f v̇ₙ − α_m aₙ)/(1 − α_m),
+v' = v + h(1 − γ)a + hγa', R' = R exp(h (v + h(½ − β)a + hβa')). A Newton iteration at a
+state (R_k, v_k) from which the rates move by c_v (x − x_r) and the rotations by
+c_q (x − x_p) solves
+
+    (M + c_v 𝒞_t + c_q 𝒦_t) x = τ_spring − 𝒞v_k − b(R_k, v_k; g, F_drag) + c_v 𝒞_t x_r + c_q 𝒦_t x_p,
+    𝒞_t = 𝒞 + Σ J_iᵀ D_i J_i,  𝒦_t = 𝒦 + P_g + K_F,
+
+c_v = hγ(1 − α_f)/(1 − α_m), c_q = h²β(1 − α_f)/(1 − α_m). The first iteration is at the
+step's start (x_r, x_p from the known part of a'); each next one at the state of the last x
+(x_r = x_p = x). The step ends in the state of the last x, with v̇ ← x. It starts from
+v̇ = a = the explicit forward dynamics (drag explicit).
 """
 
 from __future__ import annotations
@@ -246,6 +260,82 @@ def implicit_step(model: Model, R: np.ndarray, v: np.ndarray, h: float, theta: f
     a = np.linalg.solve(A, rhs).reshape(n, 3)
     turn = h * (v + theta * h * a)
     return np.array([R[i] @ ref.rotation_exp(turn[i]) for i in range(n)]), v + h * a
+
+
+def _drag_terms(model: Model, kin: dict, v: np.ndarray, advection: float):
+    """(F (N, 3), torque about the COMs (N, 3), K_F (3N, 3N), J (N, 3, 3N), D (N, 3, 3),
+    midpoints (N, 3)) of the drag in state (kin, v)."""
+    F, D, mid = drag(model, kin, advection)
+    torque = np.cross(mid - kin["com_world"], F)        # the bias takes forces at the COMs
+    K_F = block_diag(*load_blocks(model, kin, F, mid))
+    return F, torque, K_F, point_jacobians(model, kin, mid), D
+
+
+def explicit_accelerations(model: Model, R: np.ndarray, v: np.ndarray, advection: float = 0.0
+                           ) -> np.ndarray:
+    """(N, 3) rad/s²: the forward dynamics with the spring, damper and (explicit) drag."""
+    tree, n = model.tree, model.tree.n
+    kin = ref.kinematics(tree, R, v)
+    force, torque = np.zeros((n, 3)), np.zeros((n, 3))
+    if model.air is not None:
+        force, torque = _drag_terms(model, kin, v, advection)[:2]
+    rhs = (spring_torques(model, R) - np.einsum("nij,nj->ni", model.damping, v)).ravel()
+    rhs -= ref.bias(tree, R, v, model.gravity, force, torque)
+    return np.linalg.solve(ref.mass_matrix(tree, R), rhs).reshape(n, 3)
+
+
+def galpha_coefficients(rho_inf: float) -> tuple[float, float, float, float]:
+    """(α_m, α_f, β, γ) of Chung & Hulbert (1993) for spectral radius at infinity ρ∞."""
+    alpha_m = (2.0 * rho_inf - 1.0) / (rho_inf + 1.0)
+    alpha_f = rho_inf / (rho_inf + 1.0)
+    gamma = 0.5 + alpha_f - alpha_m
+    return alpha_m, alpha_f, 0.25 * (gamma + 0.5) ** 2, gamma
+
+
+def _galpha_state(R, v, vdot, a, x, h, coefficients):
+    """(R, v, a) at the end of a generalized-α step whose v̇ₙ₊₁ is x."""
+    alpha_m, alpha_f, beta, gamma = coefficients
+    a_new = ((1.0 - alpha_f) * x + alpha_f * vdot - alpha_m * a) / (1.0 - alpha_m)
+    turn = v + h * ((0.5 - beta) * a + beta * a_new)
+    return (np.array([R[i] @ ref.rotation_exp(h * turn[i]) for i in range(len(R))]),
+            v + h * ((1.0 - gamma) * a + gamma * a_new), a_new)
+
+
+def galpha_step(model: Model, R: np.ndarray, v: np.ndarray, vdot: np.ndarray, a: np.ndarray,
+                h: float, rho_inf: float, iterations: int, advection: float = 0.0):
+    """One generalized-α step of h seconds with ``iterations`` Newton iterations (module
+    docstring); returns the new (R, v, v̇, a)."""
+    coefficients = galpha_coefficients(rho_inf)
+    alpha_m, alpha_f, beta, gamma = coefficients
+    tree, n = model.tree, model.tree.n
+    ratio = (1.0 - alpha_f) / (1.0 - alpha_m)
+    c_v, c_q = h * gamma * ratio, h * h * beta * ratio
+    a_zero = (alpha_f * vdot - alpha_m * a) / (1.0 - alpha_m)
+    # the first iteration at (R, v): rates and rotations move by c_v (x − rate_ref) and
+    # c_q (x − position_ref)
+    R_k, v_k = R, v
+    rate_ref = -h * ((1.0 - gamma) * a + gamma * a_zero) / c_v
+    position_ref = -h * (v + h * ((0.5 - beta) * a + beta * a_zero)) / c_q
+    for _ in range(iterations):
+        kin = ref.kinematics(tree, R_k, v_k)
+        damping = block_diag(*model.damping)
+        stiffness = block_diag(*model.stiffness) + block_diag(*gravity_blocks(model, kin))
+        force, torque = np.zeros((n, 3)), np.zeros((n, 3))
+        if model.air is not None:
+            force, torque, K_F, J, D = _drag_terms(model, kin, v_k, advection)
+            stiffness += K_F
+            DJ = np.einsum("nij,njk->nik", D, J)
+            damping += J.reshape(3 * n, 3 * n).T @ DJ.reshape(3 * n, 3 * n)
+        rhs = (spring_torques(model, R_k).ravel()
+               - np.einsum("nij,nj->ni", model.damping, v_k).ravel()
+               - ref.bias(tree, R_k, v_k, model.gravity, force, torque)
+               + c_v * damping @ rate_ref.ravel() + c_q * stiffness @ position_ref.ravel())
+        guess = np.linalg.solve(ref.mass_matrix(tree, R_k) + c_v * damping + c_q * stiffness,
+                                rhs).reshape(n, 3)
+        R_k, v_k, _ = _galpha_state(R, v, vdot, a, guess, h, coefficients)
+        rate_ref = position_ref = guess
+    R_new, v_new, a_new = _galpha_state(R, v, vdot, a, guess, h, coefficients)
+    return R_new, v_new, guess, a_new
 
 
 def _quat_product(p: np.ndarray, q: np.ndarray) -> np.ndarray:

@@ -182,7 +182,7 @@ ERROR_CASES = [
     case("text-for-nullable", limbs("{name: A, mass: heavy}  # <-"),
          r"tree\.limbs\[0\]\.mass: expected a number or null, got 'heavy'$"),
     case("enum-integrator", limbs(ROOT, after="simulation:\n  integrator: euler  # <-\n"),
-         r"simulation\.integrator: must be one of implicit, rk4, dop853; got 'euler'$"),
+         r"simulation\.integrator: must be one of implicit, galpha, rk4, dop853; got 'euler'$"),
     case("enum-model", limbs(ROOT, after="simulation:\n  model: 3  # <-\n"),
          r"simulation\.model: must be one of articulated, seed; got 3$"),
     case("scalar-for-vector", limbs(ROOT, after="simulation:\n  gravity: -9.81  # <-\n"),
@@ -719,8 +719,8 @@ def test_overrides_reach_limbs_and_generator():
     ("wind.speed=-3", "--set wind.speed=-3: wind.speed: must be >= 0 m/s and <= 60 m/s, got -3"),
     ("wind.speed=true", "--set wind.speed=true: wind.speed: expected a number, got true"),
     ("simulation.integrator=euler",
-     "--set simulation.integrator=euler: simulation.integrator: must be one of implicit, rk4, "
-     "dop853; got 'euler'"),
+     "--set simulation.integrator=euler: simulation.integrator: must be one of implicit, galpha, "
+     "rk4, dop853; got 'euler'"),
     ("tree.limbs[1].length=0",
      "--set tree.limbs[1].length=0: tree.limbs[1].length: must be > 0 m and <= 1000 m, got 0"),
     ("tree.limbs[1].parent=B",

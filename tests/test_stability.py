@@ -1,4 +1,4 @@
-"""The implicit step at the app's largest time step, on every shipped preset, at every corner
+"""The implicit steps (the θ-method and generalized-α) at the app's largest time step, on every shipped preset, at every corner
 of the stiffness and damping sliders (docs/design.md §4.2): finite, and the energy never rises."""
 
 import copy
@@ -13,18 +13,30 @@ from treedyn_core.simulation import Simulation
 DT = 1.0 / 30.0
 DURATION = {"giant": 10.0}  # s; the rest run 60 s
 CORNERS = list(itertools.product((0.1, 10.0), (0.1, 10.0)))
-# The θ-method with its implicit gravity block dissipates; a rise beyond round-off of the
+# Both dissipate (the θ-method; generalized-α with ρ∞ < 1) with their implicit gravity
+# blocks; a rise beyond round-off of the
 # energy sums (N terms of order the energy scale) would be instability.
 RISE = 1e-6
 CHECK_EVERY = 3  # steps between energy checks
+# Known failures (docs/design.md §4.7): generalized-α's Newton iterations leave the
+# gyroscopic terms out of the iteration matrix, and at dt = 1/30 s the fast twist of thin limbs
+# (≈ 1,000 rad/s on the two limbs at stiffness ×10: ωh ≈ 36) makes them diverge.
+GALPHA_UNSTABLE = {
+    ("two_limbs", "galpha"): "stiffness ×10, damping ×0.1: energy to 6e11 J (docs/design.md §4.7)",
+    ("giant", "galpha"): "stiffness ×0.1, damping ×0.1: energy to 4e15 J (docs/design.md §4.7)",
+}
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("integrator", ["implicit", "galpha"])
 @pytest.mark.parametrize("name", sorted(shipped_presets()))
-def test_implicit_at_one_thirtieth_second_on_every_slider_corner(name):
+def test_implicit_at_one_thirtieth_second_on_every_slider_corner(name, integrator, request):
+    if (name, integrator) in GALPHA_UNSTABLE:
+        request.applymarker(pytest.mark.xfail(strict=True,
+                                              reason=GALPHA_UNSTABLE[name, integrator]))
     data = copy.deepcopy(load_preset(name).data)
     data["wind"]["speed"] = 0.0  # still air: only the drag's damping acts
-    data["simulation"].update(integrator="implicit", dt=DT)
+    data["simulation"].update(integrator=integrator, dt=DT)
     sim = Simulation.from_data(data)
     steps = int(round(DURATION.get(name, 60.0) / DT))
     for stiffness, damping in CORNERS:

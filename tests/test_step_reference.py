@@ -1,5 +1,6 @@
 """The compiled step loops against the straightforward reference step of the tests (docs/design.md §3.3):
-100 steps of the implicit θ-method, with the wind and drag on and off, and of RK4, on random
+100 steps of the implicit θ-method and of generalized-α, with the wind and drag on and off, and
+of RK4, on random
 trees of up to 200 limbs, give the same state to 1e-10.
 
 The production runs the trees in breadth-first order from a preset; the reference
@@ -28,10 +29,11 @@ STORM = {"speed": 14.0, "direction_deg": 35.0, "turbulence_intensity": 0.35, "mo
 SCALES = {"stiffness_scale": 1.3, "damping_scale": 0.7}
 
 
-def _trees(n, seed, integrator, dt, wind):
+def _trees(n, seed, integrator, dt, wind, rotation=0.3, rate=1.0):
     """The production Simulation and the reference Model of one random tree (prestress off: the
     springs rest at the limbs' rest rotations), and a random state near the rest pose (preset
-    order: R (N, 3, 3), v (N, 3))."""
+    order: R (N, 3, 3), v (N, 3)): rotations of ``rotation`` rad and rates of ``rate`` rad/s
+    (standard deviations per axis)."""
     limbs = random_limbs(n, seed)
     for k, limb in enumerate(limbs):
         limb["leaf_area"] = 0.4 if k % 3 == 2 else 0.0
@@ -54,8 +56,8 @@ def _trees(n, seed, integrator, dt, wind):
                      np.array([limb["radius"] for limb in limbs]),
                      np.array([limb["leaf_area"] for limb in limbs]), air)
     rng = np.random.default_rng(seed + 1)
-    R = np.array([R_rest[i] @ rotation_exp(rng.normal(scale=0.3, size=3)) for i in range(n)])
-    v = rng.normal(scale=1.0, size=(n, 3))
+    R = np.array([R_rest[i] @ rotation_exp(rng.normal(scale=rotation, size=3)) for i in range(n)])
+    v = rng.normal(scale=rate, size=(n, 3))
     sim.q[:] = sim.tree.from_preset_order(rs.matrices_to_quats(R))
     sim.v[:] = sim.tree.from_preset_order(v)
     return sim, model, R, v
@@ -83,6 +85,25 @@ def test_implicit_steps_match_the_reference(n, seed, wind):
     sim.step(STEPS)
     for k in range(STEPS):
         R, v = rs.implicit_step(model, R, v, dt, sim.theta_method, advection0 + k * speed * dt)
+    _assert_same_state(sim, R, v)
+
+
+@pytest.mark.parametrize("n, seed, wind, rho_inf", [
+    (12, 41, STILL_AIR, 0.6), (60, 42, STILL_AIR, 1.0), (40, 43, STORM, 0.0),
+    (30, 44, STORM, 0.6),
+])
+def test_galpha_steps_match_the_reference(n, seed, wind, rho_inf):
+    dt = 1.0 / 120.0
+    sim, model, R, v = _trees(n, seed, "galpha", dt, wind)
+    sim.rho_inf = rho_inf
+    advection0, speed = sim.wind.state[ADVECTION], sim.wind.speed
+    sim.step(STEPS // 2)
+    sim.step(STEPS - STEPS // 2)    # the method's state carries over between calls
+    vdot = rs.explicit_accelerations(model, R, v, advection0)
+    a = vdot
+    for k in range(STEPS):
+        R, v, vdot, a = rs.galpha_step(model, R, v, vdot, a, dt, rho_inf,
+                                       sim.galpha_iterations, advection0 + k * speed * dt)
     _assert_same_state(sim, R, v)
 
 

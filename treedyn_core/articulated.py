@@ -166,45 +166,76 @@ def subtree_sums(model, w, gravity_stiffness, load_stiffness):
             m3.vadd_into(m3.vload(w.sub_f[i]), w.sub_f[p])
 
 
+class ImplicitTerms(NamedTuple):
+    """How the step's stiff terms enter the recursion's linear system
+    ``(M + Σ c·C + Σ s·K) x = f(q, v) − Σ K·(r ω_rel) + Σ c·C x_rate + Σ s·K x_position``
+    (docs/design.md §4): each stiffness K with a coefficient s (s²) on the diagonal, each
+    damping C with c (s), and what the right-hand side is linearised about. The θ-method:
+    s = θ²h², c = θh, r = θh (its positions move by θh v before the implicit increment),
+    no reference; generalized-α: s = c_q, c = c_v, r = 0, about reference accelerations
+    of the rates and the positions. All zero: the explicit forward dynamics."""
+
+    armature_k: float      # s of the joints' springs, stiffness scale included
+    armature_c: float      # c of the joints' dampers, damping scale included
+    gravity_h2: float      # s of gravity's PSD stiffness
+    gravity_rate_h: float  # r of gravity's stiffness
+    load_h2: float         # s of the applied loads' geometric stiffness (only with drag_h > 0)
+    load_rate_h: float     # r of the loads' stiffness
+    drag_h: float          # c of the drag's damping (> 0: the drag is implicit)
+    about_reference: bool  # the right-hand side adds Σ c·C x_rate + Σ s·K x_position
+
+
 @kernel(inline="always")
-def _implicit_stiffness(K, theta_h, omega_rel, D, tau):
-    """A joint stiffness K (inertial axes) made implicit in the θ-method: returns
-    (D + (θh)² K, tau − θh K omega_rel)."""
-    return (m3.add(D, m3.scale(theta_h * theta_h, K)),
-            m3.vsub(tau, m3.vscale(theta_h, m3.matvec(K, omega_rel))))
+def _implicit_stiffness(K, h2, rate_h, omega_rel, reference, D, Q):
+    """A joint stiffness K (inertial axes) made implicit: returns (D + h2 K,
+    Q − K (rate_h omega_rel − h2 reference)), reference = C_IF position_ref (or zero)."""
+    return (m3.add(D, m3.scale(h2, K)),
+            m3.vsub(Q, m3.matvec(K, m3.vsub(m3.vscale(rate_h, omega_rel),
+                                            m3.vscale(h2, reference)))))
 
 
 @kernel
-def implicit_joint_blocks(model, w, armature_k, armature_c, gravity_theta_h, load_h):
+def implicit_joint_blocks(model, w, terms, rate_ref, position_ref):
     """Each joint's implicit blocks (inertial axes) into ``w.D0`` (N, 6) and its torque
-    ``w.tau`` (child axes) with their corrections into ``w.Q`` (N, 3) N m, inertial axes.
+    ``w.tau`` (child axes) with their corrections into ``w.Q`` (N, 3) N m, inertial axes;
+    terms: `ImplicitTerms`; rate_ref, position_ref (N, 3) rad/s², child axes, the references of
+    the dampings and of the stiffnesses (read if ``terms.about_reference``).
 
-    D0 = armature_k·K + armature_c·C (the joint's spring and damper); gravity_theta_h > 0 adds
-    θ²h² times the PSD part of the subtree's gravity stiffness to D0 and −θh times it,
-    applied to ``w.omega_rel``, to Q; load_h > 0 does the same with h for the applied loads'
+    D0 = armature_k·K + armature_c·C (the joint's spring and damper); gravity_h2 > 0 adds
+    gravity_h2 times the PSD part of the subtree's gravity stiffness to D0 and its
+    correction to Q; with drag (drag_h > 0) the same with load_h2 for the applied loads'
     geometric stiffness (about the subtree's force-weighted centre;
     `joints.load_stiffness_magnitude`): a large drag on a light limb is a stiff "weathervane"
-    spring. After `subtree_sums`.
+    spring. About references, Q gains armature_k·K position_ref + armature_c·C rate_ref and
+    the stiffnesses' h2·K position_ref. After `subtree_sums`.
     """
     g = m3.vload(model.gravity)
     for i in range(model.parent.shape[0]):
         C = m3.load(w.C_IF[i])
         b = m3.vload(w.base[i])
         w_rel = m3.vload(w.omega_rel[i])
-        arm = m3.add(m3.scale(armature_k, m3.load(model.stiffness[i])),
-                     m3.scale(armature_c, m3.load(model.damping[i])))
-        D = m3.congruence(C, arm)
-        Q = m3.matvec(C, m3.vload(w.tau[i]))
-        if gravity_theta_h > 0.0:
+        spring = m3.scale(terms.armature_k, m3.load(model.stiffness[i]))
+        damper = m3.scale(terms.armature_c, m3.load(model.damping[i]))
+        D = m3.congruence(C, m3.add(spring, damper))
+        tau = m3.vload(w.tau[i])
+        reference = (0.0, 0.0, 0.0)
+        if terms.about_reference:
+            x = m3.vload(position_ref[i])
+            tau = m3.vadd(tau, m3.vadd(m3.matvec(spring, x),
+                                       m3.matvec(damper, m3.vload(rate_ref[i]))))
+            reference = m3.matvec(C, x)
+        Q = m3.matvec(C, tau)
+        if terms.gravity_h2 > 0.0:
             # the subtree's first moment about the joint, m ρ = Σ m r − m b
             moment = m3.vsub(m3.vload(w.sub_h[i]), m3.vscale(w.sub_m[i], b))
-            D, Q = _implicit_stiffness(gravity_stiffness_psd(1.0, moment, g), gravity_theta_h,
-                                       w_rel, D, Q)
-        if load_h > 0.0 and w.sub_fw[i] > 0.0:
+            D, Q = _implicit_stiffness(gravity_stiffness_psd(1.0, moment, g), terms.gravity_h2,
+                                       terms.gravity_rate_h, w_rel, reference, D, Q)
+        if terms.drag_h > 0.0 and w.sub_fw[i] > 0.0:
             # the loads' resultant F at their |F|-weighted centre ρ: (F/Σ|F|)·(Σ|F| ρ)
             moment = m3.vsub(m3.vload(w.sub_fh[i]), m3.vscale(w.sub_fw[i], b))
             F = m3.vscale(1.0 / w.sub_fw[i], m3.vload(w.sub_f[i]))
-            D, Q = _implicit_stiffness(load_stiffness_magnitude(F, moment), load_h, w_rel, D, Q)
+            D, Q = _implicit_stiffness(load_stiffness_magnitude(F, moment), terms.load_h2,
+                                       terms.load_rate_h, w_rel, reference, D, Q)
         m3.store_sym(D, w.D0[i])
         m3.vstore(Q, w.Q[i])
 
@@ -224,20 +255,38 @@ def drag_added_inertia(rho, Dj, g, drag_h):
 
 
 @kernel
-def limb_inertias(model, w, force, torque, drag_h):
+def limb_inertias(model, w, force, torque, drag_h, about_reference, x_ref):
     """Pass 1 of RBDA Table 7.1 (independent per limb): each limb's spatial inertia about its
     base ``w.IA_*`` = I_i (plus an added point mass ``w.point_mass`` at ``w.point_lever``, and
     with drag_h > 0 the drag's, both by `drag_added_inertia`), its bias
     force ``w.pA_*`` = v ×* I v − f_ext and its velocity-product acceleration ``w.c_*``; and
     each limb's own terms of `subtree_sums` (its mass and first moment; with drag_h > 0 the
     applied force force (N, 3) N at base + ``w.lever``). force, torque (N, 3): the applied
-    loads, N at the base and N m about it, inertial axes. After forward_kinematics."""
+    loads, N at the base and N m about it, inertial axes. After forward_kinematics.
+
+    With drag_h > 0 and about_reference, the drag's damping is linearised about the motion
+    of the joint accelerations x_ref (N, 3) rad/s², child axes: their spatial accelerations
+    (outward, into ``w.acc_*``, which pass 3 overwrites) replace gravity's ground
+    acceleration in the added inertia's bias, so the drag force is F − drag_h D (a_mid(x) −
+    a_mid(x_ref)) (a Newton step; the velocity products cancel)."""
     parent = model.parent
     g = m3.vload(model.gravity)
+    reference = drag_h > 0.0 and about_reference
     for i in range(parent.shape[0]):
         C = m3.load(w.C_IF[i])
         om = m3.vload(w.omega[i])
         b = m3.vload(w.base[i])
+        p = parent[i]
+        d = (0.0, 0.0, 0.0)
+        c_w = (0.0, 0.0, 0.0)
+        c_f = (0.0, 0.0, 0.0)
+        if p >= 0:
+            w_p = m3.vload(w.omega[p])
+            d = m3.vsub(b, m3.vload(w.base[p]))
+            c_w = m3.cross(w_p, m3.vload(w.omega_rel[i]))
+            c_f = m3.cross(w_p, m3.cross(w_p, d))
+        m3.vstore(c_w, w.c_w[i])
+        m3.vstore(c_f, w.c_f[i])
         m = model.mass[i]
         A = m3.congruence(C, m3.load(model.inertia_base[i]))
         mc = m3.vscale(m, m3.matvec(C, m3.vload(model.com_offset[i])))  # first moment, base
@@ -254,8 +303,20 @@ def limb_inertias(model, w, force, torque, drag_h):
             p_w, p_f = m3.vadd(p_w, dp_w), m3.vadd(p_f, dp_f)
         if drag_h > 0.0:
             rho = m3.vload(w.lever[i])
-            dA, dB, dC, dp_w, dp_f = drag_added_inertia(rho, m3.load(w.drag_jacobian[i]), g,
-                                                        drag_h)
+            ground = g
+            if reference:
+                # x_ref's spatial acceleration (true, no ground term), as pass 3 forms it
+                a_w = m3.vadd(c_w, m3.matvec(C, m3.vload(x_ref[i])))
+                a_f = c_f
+                if p >= 0:
+                    ap_w = m3.vload(w.acc_w[p])
+                    a_w = m3.vadd(a_w, ap_w)
+                    a_f = m3.vadd(a_f, m3.vadd(m3.vload(w.acc_f[p]), m3.cross(ap_w, d)))
+                m3.vstore(a_w, w.acc_w[i])
+                m3.vstore(a_f, w.acc_f[i])
+                ground = m3.vsub(g, m3.vadd(a_f, m3.cross(a_w, rho)))
+            dA, dB, dC, dp_w, dp_f = drag_added_inertia(rho, m3.load(w.drag_jacobian[i]),
+                                                        ground, drag_h)
             A, B, Cm = m3.add(A, dA), m3.add(B, dB), m3.add(Cm, dC)
             p_w, p_f = m3.vadd(p_w, dp_w), m3.vadd(p_f, dp_f)
             F = m3.vload(force[i])
@@ -268,31 +329,35 @@ def limb_inertias(model, w, force, torque, drag_h):
         m3.store_sym(Cm, w.IA_C[i])
         m3.vstore(p_w, w.pA_w[i])
         m3.vstore(p_f, w.pA_f[i])
-        p = parent[i]
-        if p < 0:
-            m3.vstore((0.0, 0.0, 0.0), w.c_w[i])
-            m3.vstore((0.0, 0.0, 0.0), w.c_f[i])
-        else:
-            w_p = m3.vload(w.omega[p])
-            d = m3.vsub(b, m3.vload(w.base[p]))
-            m3.vstore(m3.cross(w_p, m3.vload(w.omega_rel[i])), w.c_w[i])
-            m3.vstore(m3.cross(w_p, m3.cross(w_p, d)), w.c_f[i])
 
 
 @kernel
 def implicit_accelerations(model, w, force, torque, armature_k, armature_c, gravity_theta_h,
                            drag_h):
+    """Joint accelerations ``w.vdot`` (N, 3) rad/s², child axes, of the θ-method's linear
+    system (`ImplicitTerms.theta_method` with θh = gravity_theta_h and the joints'
+    armatures given): `linearised_accelerations`. All zero: the plain forward dynamics
+    with joint torques ``w.tau``."""
+    terms = ImplicitTerms(armature_k, armature_c, gravity_theta_h * gravity_theta_h,
+                          gravity_theta_h, drag_h * drag_h, drag_h, drag_h, False)
+    linearised_accelerations(model, w, force, torque, terms, w.vdot, w.vdot)
+
+
+@kernel
+def linearised_accelerations(model, w, force, torque, terms, rate_ref, position_ref):
     """Joint accelerations ``w.vdot`` (N, 3) rad/s², child axes, of the implicit step's
-    linear system: Table 7.1's pass 1 (`limb_inertias`, with the drag's added inertia), the
-    stages that add the integrator's implicit joint terms (`subtree_sums`,
-    `implicit_joint_blocks`), then the recursion (`articulated_accelerations`). All zero: the
-    plain forward dynamics with joint torques ``w.tau``. force, torque (N, 3): applied
-    loads, N at the base and N m about it, inertial axes. After forward_kinematics (and,
-    with drag_h > 0, the drag's stage of `aero`).
+    linear system (`ImplicitTerms` terms; if ``terms.about_reference``, the dampings about
+    rate_ref and the stiffnesses about position_ref, (N, 3) rad/s², child axes, neither
+    ``w.vdot``): Table 7.1's pass 1
+    (`limb_inertias`, with the drag's added inertia), the stages that add the integrator's
+    implicit joint terms (`subtree_sums`, `implicit_joint_blocks`), then the recursion
+    (`articulated_accelerations`). force, torque (N, 3): applied loads, N at the base and
+    N m about it, inertial axes. After forward_kinematics (and, with drag_h > 0, the drag's
+    stage of `aero`).
     """
-    limb_inertias(model, w, force, torque, drag_h)
-    subtree_sums(model, w, gravity_theta_h > 0.0, drag_h > 0.0)
-    implicit_joint_blocks(model, w, armature_k, armature_c, gravity_theta_h, drag_h)
+    limb_inertias(model, w, force, torque, terms.drag_h, terms.about_reference, rate_ref)
+    subtree_sums(model, w, terms.gravity_h2 > 0.0, terms.drag_h > 0.0)
+    implicit_joint_blocks(model, w, terms, rate_ref, position_ref)
     articulated_accelerations(model, w)
 
 

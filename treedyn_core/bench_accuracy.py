@@ -29,9 +29,11 @@ from .errors import SimulationDiverged
 from .freebody import FreeBody
 from .preset import load_preset, validate
 from .reference_integrator import DEFAULT_ATOL, DEFAULT_RTOL, dop853_samples
+from .integrators import galpha_coefficients
 from .simulation import Simulation
 
 THETA = 0.6                                   # docs/design.md §4's default θ
+RHO_INF = 0.6                                 # generalized-α's default ρ∞ (docs/design.md §4)
 DTS = (1 / 30, 1 / 60, 1 / 120, 1 / 240, 1 / 480, 1 / 960)   # s
 DAMPING_DTS = (1 / 30, 1 / 60, 1 / 120)        # s, docs/design.md §8
 TREE_DOP853_DT = 1 / 120                       # s, output step of the tree's dop853 runs
@@ -280,12 +282,38 @@ def predicted_damping(omega: float, dt: float, theta: float = THETA) -> float:
     return (theta - 0.5) * omega * dt
 
 
-def single_limb_damping(dt: float, model: str = "articulated") -> tuple[float, float]:
-    """(measured ζ, predicted ζ) of the implicit θ-method on the undamped single limb,
+def galpha_spectrum(omega_h: float, rho_inf: float = RHO_INF) -> tuple[float, float, float]:
+    """Generalized-α on ẍ = −ω²x at ωh (Chung & Hulbert 1993): (numerical damping ratio
+    ζ̄ = −ln|λ| / arg λ, relative period error ωh / arg λ − 1, spectral radius), λ the
+    principal root of the amplification matrix
+    of (x, v, a): (1 − α_m) a₁ + α_m a₀ = −ω² ((1 − α_f) x₁ + α_f x₀), v₁ = v₀ + h((1 − γ) a₀
+    + γ a₁), x₁ = x₀ + h v₀ + h²((½ − β) a₀ + β a₁)."""
+    alpha_m, alpha_f, beta, gamma = galpha_coefficients(rho_inf)
+    w2 = omega_h * omega_h                                      # h = 1
+    new = np.array([[(1 - alpha_f) * w2, 0.0, 1 - alpha_m], [0.0, 1.0, -gamma],
+                    [1.0, 0.0, -beta]])
+    old = np.array([[-alpha_f * w2, 0.0, -alpha_m], [0.0, 1.0, 1 - gamma],
+                    [1.0, 1.0, 0.5 - beta]])
+    roots = np.linalg.eigvals(np.linalg.solve(new, old))
+    principal = roots[np.argmax(np.abs(roots.imag))]
+    turn = abs(np.angle(principal))
+    return -math.log(abs(principal)) / turn, omega_h / turn - 1.0, float(np.abs(roots).max())
+
+
+def predicted(integrator: str, omega: float, dt: float) -> float:
+    """The numerical damping ratio the integrator's linear analysis predicts at ω, dt."""
+    if integrator == "galpha":
+        return galpha_spectrum(omega * dt)[0]
+    return predicted_damping(omega, dt)
+
+
+def single_limb_damping(dt: float, model: str = "articulated", integrator: str = "implicit"
+                        ) -> tuple[float, float]:
+    """(measured ζ, predicted ζ) of an implicit integrator on the undamped single limb,
     gravity off: its energy is the mode's."""
-    t, _, energy, _ = single_limb_history(model, "implicit", dt, DAMPING_PERIODS)
+    t, _, energy, _ = single_limb_history(model, integrator, dt, DAMPING_PERIODS)
     omega = single_limb_frequency(model)
-    return decay_ratio(t, energy, omega), predicted_damping(omega, dt)
+    return decay_ratio(t, energy, omega), predicted(integrator, omega, dt)
 
 
 @dataclass
@@ -328,9 +356,9 @@ def lowest_mode(sim: Simulation, step: float = 1e-6) -> LowestMode:
     return LowestMode(math.sqrt(values[k]), shape, left / scale)
 
 
-def tree_mode_damping(preset: str, dt: float, periods: float = DAMPING_PERIODS
-                      ) -> tuple[float, float, float]:
-    """(f Hz, measured ζ, predicted ζ) of the implicit θ-method's numerical damping on the
+def tree_mode_damping(preset: str, dt: float, periods: float = DAMPING_PERIODS,
+                      integrator: str = "implicit") -> tuple[float, float, float]:
+    """(f Hz, measured ζ, predicted ζ) of an implicit integrator's numerical damping on the
     lowest mode of a shipped preset (articulated, gravity on, damping and wind off), from a
     free decay started on the mode's shape (max joint rotation 1e-3 rad)."""
     loaded = load_preset(preset)
@@ -338,7 +366,7 @@ def tree_mode_damping(preset: str, dt: float, periods: float = DAMPING_PERIODS
     data["wind"] = dict(data["wind"], **NO_AIR)
     data["initial_state"] = []
     data["tuning"] = dict(data["tuning"], damping_scale=0.0)
-    sim = Simulation.from_data(data, integrator="implicit", dt=dt, model="articulated")
+    sim = Simulation.from_data(data, integrator=integrator, dt=dt, model="articulated")
     mode = lowest_mode(sim)
     amplitude = 1e-3 / np.abs(mode.shape).max()
     rest = sim.tree.rest_C_rel          # the prestressed rest pose is the equilibrium
@@ -355,7 +383,7 @@ def tree_mode_damping(preset: str, dt: float, periods: float = DAMPING_PERIODS
 
     t, energy = _sample(sim, periods * 2 * math.pi / mode.omega, modal)
     return (mode.omega / (2 * math.pi), decay_ratio(t, energy, mode.omega),
-            predicted_damping(mode.omega, dt))
+            predicted(integrator, mode.omega, dt))
 
 
 # -- the whole benchmark -----------------------------------------------------------------------
@@ -400,18 +428,70 @@ def run() -> dict:
                      "dt": TREE_DOP853_DT, "errors": {"f": single_limb_frequency_error(
                          model, "dop853", TREE_DOP853_DT)}})
     damping = []
-    for dt in DAMPING_DTS:
-        measured, predicted = single_limb_damping(dt)
-        damping.append({"case": "single limb, gravity off", "f_hz": single_limb_frequency(
-            "articulated") / (2 * math.pi), "dt": dt, "measured": measured,
-            "predicted": predicted})
-    for dt in DAMPING_DTS:
-        f, measured, predicted = tree_mode_damping("sapling", dt)
-        damping.append({"case": "sapling, lowest mode, gravity on", "f_hz": f, "dt": dt,
-                        "measured": measured, "predicted": predicted})
-    return {"theta": THETA, "dop853_rtol": DEFAULT_RTOL, "dop853_atol": DEFAULT_ATOL,
-            "reference_tol": REFERENCE_TOL, "errors": rows, "numerical_damping": damping,
-            "seconds": time.perf_counter() - start}
+    for integrator in IMPLICIT_INTEGRATORS:
+        for dt in DAMPING_DTS:
+            measured, predicted_ = single_limb_damping(dt, integrator=integrator)
+            damping.append({"case": "single limb, gravity off", "integrator": integrator,
+                            "f_hz": single_limb_frequency("articulated") / (2 * math.pi),
+                            "dt": dt, "measured": measured, "predicted": predicted_})
+        for dt in DAMPING_DTS:
+            f, measured, predicted_ = tree_mode_damping("sapling", dt, integrator=integrator)
+            damping.append({"case": "sapling, lowest mode, gravity on", "integrator": integrator,
+                            "f_hz": f, "dt": dt, "measured": measured, "predicted": predicted_})
+    return {"theta": THETA, "rho_inf": RHO_INF, "dop853_rtol": DEFAULT_RTOL,
+            "dop853_atol": DEFAULT_ATOL, "reference_tol": REFERENCE_TOL, "errors": rows,
+            "numerical_damping": damping, "orders": [tree_orders(integrator)
+                                                     for integrator in IMPLICIT_INTEGRATORS],
+            "cost": step_costs(), "seconds": time.perf_counter() - start}
+
+
+IMPLICIT_INTEGRATORS = ("implicit", "galpha")
+ORDER_DTS = (1 / 120, 1 / 240, 1 / 480, 1 / 960)     # s
+ORDER_TIME = 0.5                                    # s
+
+
+def tree_orders(integrator: str) -> dict:
+    """The measured convergence order of an integrator: the two-limb tree (gravity on, B
+    released 20° from rest, damping on) tip positions after 0.5 s over `ORDER_DTS`, against
+    RK4 at a quarter of its stability limit."""
+    def tips(name, dt):
+        sim = simulation(TWO_LIMBS, "articulated", name, dt, damping_scale=1.0,
+                         initial_state=[{"limb": "B", "rotation_deg": [0, 20, 0]}])
+        if dt is None:
+            steps = int(math.ceil(ORDER_TIME / (0.25 * sim.rk4_stable_dt())))
+            sim.dt = ORDER_TIME / steps
+        sim.step(int(round(ORDER_TIME / sim.dt)))
+        return sim.tip
+
+    reference = tips("rk4", None)
+    errors = [float(np.abs(tips(integrator, dt) - reference).max()) for dt in ORDER_DTS]
+    orders = np.log(np.array(errors[:-1]) / errors[1:]) / np.log(2.0)
+    return {"integrator": integrator, "dts": list(ORDER_DTS), "tip_errors": errors,
+            "orders": [float(x) for x in orders]}
+
+
+COST_PRESET = "old_oak"
+COST_PASSES = 5
+
+
+def step_costs() -> dict:
+    """Seconds per step of each implicit integrator on a shipped preset with its wind, at
+    its dt, measured side by side (alternating passes, medians)."""
+    sim = Simulation(load_preset(COST_PRESET))
+    times = {name: [] for name in IMPLICIT_INTEGRATORS}
+    for name in IMPLICIT_INTEGRATORS:
+        sim.set_integrator(name)
+        sim.warm_up()
+    for _ in range(COST_PASSES):
+        for name in IMPLICIT_INTEGRATORS:
+            sim.reset()
+            sim.set_integrator(name)
+            sim.step(2)
+            start = time.process_time()
+            sim.step(20)
+            times[name].append((time.process_time() - start) / 20)
+    return {"preset": COST_PRESET, "limbs": sim.tree.n,
+            "seconds_per_step": {name: float(np.median(t)) for name, t in times.items()}}
 
 
 HEADER = f"""treedyn accuracy benchmark (docs/design.md §8): worst error over each run, dimensionless.
@@ -447,14 +527,28 @@ def _format(results: dict) -> str:
         dt = _dt_label(row["dt"]) if row["dt"] else ""
         lines.append(f"{row['case']:<42} {row['integrator']:<10} {dt:>7}  "
                      f"{errors[worst_key]:8.1e}  {details}")
-    lines += ["", f"implicit integrator's numerical damping ratio (θ = {THETA}), damping and "
-              "wind off: measured from a free decay; predicted (θ − ½)·2πfh (docs/design.md §4)",
-              f"{'case':<34} {'f [Hz]':>7} {'dt [s]':>7} {'2πfh':>7} {'measured':>9} "
-              f"{'predicted':>9} {'ratio':>6}"]
+    lines += ["", f"implicit integrators' numerical damping ratio (implicit: θ = {THETA}; galpha: "
+              f"ρ∞ = {results.get('rho_inf', RHO_INF)}), damping and wind off: measured from a "
+              "free decay; predicted (θ − ½)·2πfh, galpha Chung & Hulbert's amplification "
+              "matrix (docs/design.md §4)",
+              f"{'case':<34} {'integr.':<8} {'f [Hz]':>7} {'dt [s]':>7} {'2πfh':>7} "
+              f"{'measured':>9} {'predicted':>9} {'ratio':>6}"]
     for row in results["numerical_damping"]:
-        lines.append(f"{row['case']:<34} {row['f_hz']:7.3f} {_dt_label(row['dt']):>7} "
+        lines.append(f"{row['case']:<34} {row.get('integrator', 'implicit'):<8} "
+                     f"{row['f_hz']:7.3f} {_dt_label(row['dt']):>7} "
                      f"{2 * math.pi * row['f_hz'] * row['dt']:7.3f} {row['measured']:9.5f} "
                      f"{row['predicted']:9.5f} {row['measured'] / row['predicted']:6.2f}")
+    for row in results.get("orders", []):
+        lines.append(f"order, two limbs (tip after {ORDER_TIME} s vs rk4), {row['integrator']}: "
+                     + ", ".join(f"{x:.2f}" for x in row["orders"]) + " over dt = "
+                     + ", ".join(_dt_label(dt) for dt in row["dts"]))
+    if "cost" in results:
+        cost = results["cost"]
+        per_step = cost["seconds_per_step"]
+        lines.append(f"cost per step, {cost['preset']} ({cost['limbs']} limbs, wind on), side by "
+                     "side: " + ", ".join(f"{name} {1e3 * t:.3f} ms" for name, t in
+                                          per_step.items())
+                     + f" (galpha / implicit {per_step['galpha'] / per_step['implicit']:.2f})")
     lines.append(f"\n({results['seconds']:.1f} s)")
     return "\n".join(lines)
 

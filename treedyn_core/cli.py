@@ -141,7 +141,7 @@ def _parsers() -> dict[str, argparse.ArgumentParser]:
                      help="simulated time, s")
     run.add_argument("--dt", type=_positive_float, metavar="H",
                      help="time step, s (default: the preset's simulation.dt)")
-    run.add_argument("--integrator", choices=("implicit", "rk4", "dop853"))
+    run.add_argument("--integrator", choices=("implicit", "galpha", "rk4", "dop853"))
     run.add_argument("--model", choices=("articulated", "seed"))
     run.add_argument("--rtol", type=_tolerance, metavar="R",
                      help="dop853 relative tolerance (default 1e-10)")

@@ -5,6 +5,9 @@ arrays, its work arrays, the aerodynamic inputs, the external loads and the scal
 `accelerations(system, q, v, implicit_h, drag_h)` computes the rates' derivative of state
 (q, v) for either model and returns the work array that holds it; the steppers in
 `integrators` and the dop853 adapter in `reference_integrator` are written once against it.
+`accelerations_about(system, q, v, rate_h, position_h2, rate_ref, position_ref)` is a Newton
+iteration of an implicit step about reference accelerations (generalized-α's; the
+articulated model only).
 
 - `ArticulatedSystem`: the articulated model, joint quaternions q (N, 4) child → parent and
   joint rates v (N, 3) rad/s, child axes (`articulated_dynamics`);
@@ -24,8 +27,8 @@ from numba.extending import overload
 
 from . import mat3 as m3
 from .aero import Air, drag_loads, midpoints
-from .articulated import (ArticulatedModel, Workspace, forward_kinematics,
-                          implicit_accelerations)
+from .articulated import (ArticulatedModel, ImplicitTerms, Workspace, forward_kinematics,
+                          linearised_accelerations)
 from .joints import joint_torques
 from .kernel import kernel
 from .seed_model import SeedSystem, seed_dynamics
@@ -89,17 +92,40 @@ def pull_load(pull, w, implicit_h, force, torque):
 def articulated_dynamics(system, q, v, implicit_h, drag_h):
     """Joint accelerations (N, 3) rad/s² of state (q, v) into and as ``system.work.vdot``;
     implicit_h = θh for the joints' springs and dampers, drag_h = h for the aerodynamic terms
-    (both 0: explicit).
-
-    Stages: kinematics → the pull (`pull_load`) → aerodynamic loads (if ``air.enabled``) →
-    joint torques → articulated-body recursion. With air or a pull, the loads given are added
-    to theirs.
-    """
-    model, w, air = system.model, system.work, system.air
+    (both 0: explicit): the θ-method's `ImplicitTerms`, the pull's spring implicit with θh."""
     k_scale, c_scale = system.k_scale, system.c_scale
+    drag = drag_h if system.air.enabled else 0.0
+    terms = ImplicitTerms(implicit_h * implicit_h * k_scale, implicit_h * c_scale,
+                          implicit_h * implicit_h, implicit_h, drag * drag, drag, drag, False)
+    return _articulated(system, q, v, implicit_h, terms, system.work.vdot, system.work.vdot)
+
+
+@kernel
+def articulated_dynamics_about(system, q, v, rate_h, position_h2, rate_ref, position_ref):
+    """Joint accelerations x (N, 3) rad/s² into and as ``system.work.vdot``: one Newton
+    iteration at state (q, v), ``(M + rate_h 𝒞 + position_h2 𝒦) x = f(q, v) + rate_h 𝒞 x_r +
+    position_h2 𝒦 x_p`` with 𝒞 the dampers and the drag's damping, 𝒦 the springs, gravity's
+    PSD stiffness and the loads' stiffness, x_r = rate_ref and x_p = position_ref (N, 3)
+    rad/s² (`ImplicitTerms` about references): the rates move by rate_h (x − x_r) and the
+    rotations by position_h2 (x − x_p) from (q, v)."""
+    k_scale, c_scale = system.k_scale, system.c_scale
+    drag = system.air.enabled
+    terms = ImplicitTerms(position_h2 * k_scale, rate_h * c_scale, position_h2, 0.0,
+                          position_h2 if drag else 0.0, 0.0, rate_h if drag else 0.0, True)
+    # The pull's spring stays explicit here (its added mass needs the θ-method's θh).
+    return _articulated(system, q, v, 0.0, terms, rate_ref, position_ref)
+
+
+@kernel
+def _articulated(system, q, v, implicit_kv, terms, rate_ref, position_ref):
+    """The articulated model's accelerations for `ImplicitTerms` terms (and references), the
+    springs' right-hand side less implicit_kv K v, the pull's spring implicit with implicit_kv
+    (`pull_load`). Stages: kinematics → the pull → aerodynamic loads (if ``air.enabled``) →
+    joint torques → articulated-body recursion. With air or a pull, the loads given are added
+    to theirs."""
+    model, w, air = system.model, system.work, system.air
     forward_kinematics(model.parent, model.base_offset, q, v, w.C_IF, w.base, w.omega,
                        w.base_vel, w.omega_rel)
-    drag_implicit_h = 0.0
     force, torque = system.ext_force, system.ext_torque
     if air.enabled or system.pull.limb >= 0:   # the loads given plus drag and pull
         for i in range(w.total_force.shape[0]):
@@ -107,56 +133,87 @@ def articulated_dynamics(system, q, v, implicit_h, drag_h):
                 w.total_force[i, r] = force[i, r]
                 w.total_torque[i, r] = torque[i, r]
         force, torque = w.total_force, w.total_torque
-    pull_load(system.pull, w, implicit_h, force, torque)
+    pull_load(system.pull, w, implicit_kv, force, torque)
     if air.enabled:
         midpoints(w.C_IF, w.base, w.omega, w.base_vel, air.length, air.limb_u, w.mid, w.mid_vel,
                   w.lever)
         wind_at(w.mid, air.wind, w.wind_at_mid)
         drag_loads(w.wind_at_mid, w.mid_vel, w.lever, air.length, air.radius, air.leaf_area,
                    air.air_density, air.drag_coefficient, air.leaf_drag_coefficient,
-                   air.vogel_exponent, drag_h > 0.0, w.aero_force, w.aero_torque,
+                   air.vogel_exponent, terms.drag_h > 0.0, w.aero_force, w.aero_torque,
                    w.drag_jacobian)
         for i in range(w.total_force.shape[0]):
             for r in range(3):
                 w.total_force[i, r] += w.aero_force[i, r]
                 w.total_torque[i, r] += w.aero_torque[i, r]
-        drag_implicit_h = drag_h
-    joint_torques(q, v, model.spring_q, model.stiffness, model.damping, k_scale, c_scale,
-                  implicit_h, w.theta, w.tau)
-    implicit_accelerations(model, w, force, torque, implicit_h * implicit_h * k_scale,
-                           implicit_h * c_scale, implicit_h, drag_implicit_h)
+    joint_torques(q, v, model.spring_q, model.stiffness, model.damping, system.k_scale,
+                  system.c_scale, implicit_kv, w.theta, w.tau)
+    linearised_accelerations(model, w, force, torque, terms, rate_ref, position_ref)
     return w.vdot
 
 
+def _dispatcher(table: dict, name: str, doc: str):
+    """A function ``name(system, *args)`` that calls ``table[type(system)](system, *args)``,
+    and in compiled code an overload chosen by the record's type (numba's
+    `numba.extending.overload`), so the call costs what a direct call costs."""
+
+    def dispatch(system, *args):
+        return table[type(system)](system, *args)
+
+    dispatch.__name__ = dispatch.__qualname__ = name
+    dispatch.__doc__ = doc
+
+    # Not cached on its own (cache=False): numba makes this dispatcher while typing a caller,
+    # after `kernel` has restored numba's cache folder, so it would be written beside this
+    # file inside the installed package (docs/kernel_cache.md). The cached kernels that call
+    # it keep its machine code.
+    @overload(dispatch, jit_options=dict(cache=False, nogil=True))
+    def _dispatch(system, *args):
+        dynamics = table.get(getattr(system, "instance_class", None))
+        if dynamics is None:
+            return None
+
+        def call(system, *args):
+            return dynamics(system, *args)
+
+        return call
+
+    return dispatch
+
+
 _DYNAMICS = {ArticulatedSystem: articulated_dynamics, SeedSystem: seed_dynamics}
+# Models whose dynamics can take a Newton iteration about reference accelerations (the
+# generalized-α step's): the seed model cannot.
+_DYNAMICS_ABOUT = {ArticulatedSystem: articulated_dynamics_about}
 
 
-def register(record_type, dynamics) -> None:
+def register(record_type, dynamics, about=None) -> None:
     """Make `accelerations` of a ``record_type`` record call ``dynamics(system, q, v,
-    implicit_h, drag_h)`` (a kernel); for models defined outside this module."""
+    implicit_h, drag_h)`` (a kernel), and `accelerations_about` call ``about(system, q, v,
+    rate_h, position_h2, rate_ref, position_ref)`` if given; for models defined outside this
+    module."""
     _DYNAMICS[record_type] = dynamics
+    if about is not None:
+        _DYNAMICS_ABOUT[record_type] = about
 
 
-def accelerations(system, q, v, implicit_h, drag_h):
-    """The rates' derivative (N, 3) of state (q, v) of ``system``'s model (in compiled code
-    an overload chosen by the record's type)."""
-    return _DYNAMICS[type(system)](system, q, v, implicit_h, drag_h)
+def supports_newton_about(record_type) -> bool:
+    """Whether a model's records have `accelerations_about` (generalized-α needs it)."""
+    return record_type in _DYNAMICS_ABOUT
 
 
-# The overloads are not cached on their own (cache=False): numba makes their dispatchers while
-# typing a caller, after `kernel` has restored numba's cache folder, so they would be written
-# beside this file inside the installed package (docs/kernel_cache.md). The cached kernels
-# that call them keep their machine code.
-@overload(accelerations, jit_options=dict(cache=False, nogil=True))
-def _accelerations(system, q, v, implicit_h, drag_h):
-    dynamics = _DYNAMICS.get(getattr(system, "instance_class", None))
-    if dynamics is None:
-        return None
+accelerations = _dispatcher(
+    _DYNAMICS, "accelerations",
+    """accelerations(system, q, v, implicit_h, drag_h): the rates' derivative (N, 3) of state
+    (q, v) of ``system``'s model, the θ-method's implicit terms with implicit_h = θh and
+    drag_h (both 0: explicit).""")
 
-    def call(system, q, v, implicit_h, drag_h):
-        return dynamics(system, q, v, implicit_h, drag_h)
-
-    return call
+accelerations_about = _dispatcher(
+    _DYNAMICS_ABOUT, "accelerations_about",
+    """accelerations_about(system, q, v, rate_h, position_h2, rate_ref, position_ref): the
+    rates' derivative (N, 3) as one Newton iteration at state (q, v), the rates moving by
+    rate_h (x − rate_ref) and the rotations by position_h2 (x − position_ref)
+    (`articulated_dynamics_about`).""")
 
 
 def advance_clock(system, h):

@@ -8,14 +8,19 @@
   inertias as ``h LᵀDL`` (backward Euler, not θh): the drag also depends on where a
   limb is in the gusty field, an explicit term that θh left unstable on light leafy
   shoots in a storm.
+- `galpha_steps`: the Lie-group generalized-α method (Chung & Hulbert 1993; Arnold & Brüls
+  2007; Brüls, Cardona & Arnold 2012) on the joints' rotations, coefficients from the
+  spectral radius at infinity ρ∞ (`galpha_coefficients`); `GALPHA_ITERATIONS` Newton
+  iterations per step, each one pass of the same recursion with the stiff terms implicit
+  (`dynamics.accelerations_about`); docs/design.md §4.7.
 - `rk4_steps`: an explicit Runge–Kutta method given by its tableau (`RK4_A`, `RK4_B`,
   classical RK4) on the quaternions as vectors in R⁴ (``q̇ = ½ q ⊗ (0, v)``) and the
   rates, quaternions renormalised after each full step.
 
-Both stop at the first non-finite rate, returning how many steps they completed and the
+Each stops at the first non-finite rate, returning how many steps it completed and the
 offending limb. The wind is sampled at the start of each step (RK4's stages see the limbs'
 motion but the wind field of the step's start) and advanced by h after it
-(`dynamics.advance_clock`). `freebody` steps a free body's rotation with them too.
+(`dynamics.advance_clock`). `freebody` steps a free body's rotation with the θ-method and RK4.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import mat3 as m3
-from .dynamics import accelerations, advance_clock
+from .dynamics import accelerations, accelerations_about, advance_clock
 from .kernel import kernel
 from .so3 import quat_advance, quat_rate
 
@@ -58,6 +63,146 @@ def theta_steps(system, n_steps, h, theta_m, q, v):
             m3.vstore(m3.vadd(v_old, m3.vscale(h, a)), v[i])
             quat_advance(q[i], m3.vscale(h, m3.vadd(v_old, m3.vscale(theta_m * h, a))))
         advance_clock(system, h)
+    return n_steps, -1
+
+
+# Newton iterations per generalized-α step. The first is linearised at the step's start, like
+# the θ-method's single one: exact for a linear system, robust, but first order (the velocity
+# products, not in the iteration matrix, are taken O(h) off). The second, at the state of the
+# first one's solution, makes the step second order. (Linearising the first at a state
+# extrapolated with v̇ₙ put the stiff twist modes' accelerations, hundreds of rad/s² at
+# 1/30 s, into the state and diverged on most presets: docs/design.md §4.7.)
+GALPHA_ITERATIONS = 2
+
+
+class GalphaCoefficients(NamedTuple):
+    """Chung & Hulbert's (1993) generalized-α parameters for spectral radius at infinity ρ∞:
+    α_m = (2ρ∞ − 1)/(ρ∞ + 1), α_f = ρ∞/(ρ∞ + 1), γ = ½ + α_f − α_m, β = ¼ (γ + ½)²
+    (second order, unconditionally stable for linear systems, high-frequency dissipation
+    set by ρ∞: 1 none, 0 the most)."""
+
+    alpha_m: float
+    alpha_f: float
+    beta: float
+    gamma: float
+
+
+def galpha_coefficients(rho_inf: float) -> GalphaCoefficients:
+    """`GalphaCoefficients` of ρ∞ ∈ [0, 1]."""
+    alpha_m = (2.0 * rho_inf - 1.0) / (rho_inf + 1.0)
+    alpha_f = rho_inf / (rho_inf + 1.0)
+    gamma = 0.5 + alpha_f - alpha_m
+    return GalphaCoefficients(alpha_m, alpha_f, 0.25 * (gamma + 0.5) ** 2, gamma)
+
+
+class GalphaState(NamedTuple):
+    """What generalized-α carries from step to step besides (q, v), and its work arrays, for
+    N limbs (`GalphaState.zeros(n)`). A step call that finds (q, v) other than the ones the
+    last call left (a reset, a state set from outside, the first call) restarts the method
+    from the state's own accelerations (v̇ = a = the explicit forward dynamics)."""
+
+    vdot: np.ndarray      # (N, 3) rad/s², the rates' derivative at the step's start
+    a: np.ndarray         # (N, 3) rad/s², the algorithmic acceleration at the step's start
+    turn: np.ndarray      # (N, 3) rad/s, the predictor's v + h (½ − β) a + h β a*
+    q0: np.ndarray        # (N, 4) quaternions at the step's start
+    v0: np.ndarray        # (N, 3) rates at the step's start
+    q_end: np.ndarray     # (N, 4) the state the last call left
+    v_end: np.ndarray     # (N, 3)
+    guess: np.ndarray     # (N, 3) rad/s², the iterate of v̇ₙ₊₁
+    a_next: np.ndarray    # (N, 3) rad/s², aₙ₊₁ of that iterate
+    rate_ref: np.ndarray  # (N, 3) rad/s², the first iteration's references (`galpha_steps`)
+    position_ref: np.ndarray
+
+    @classmethod
+    def zeros(cls, n: int) -> "GalphaState":
+        return cls(np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 4)),
+                   np.zeros((n, 3)), np.full((n, 4), np.nan), np.full((n, 3), np.nan), *(np.zeros((n, 3)) for _ in range(4)))
+
+
+@kernel(inline="always")
+def _same(x, y):
+    """x == y elementwise for (N, k) arrays (NaN never equal)."""
+    for i in range(x.shape[0]):
+        for r in range(x.shape[1]):
+            if not x[i, r] == y[i, r]:
+                return False
+    return True
+
+
+@kernel
+def galpha_steps(system, n_steps, h, coefficients, iterations, q, v, work):
+    """Advance (q, v) in place by n_steps Lie-group generalized-α steps of h seconds;
+    coefficients: `GalphaCoefficients`, work: `GalphaState`.
+
+    With a = the algorithmic acceleration and v̇ the rates' derivative, a step is
+        (1 − α_m) aₙ₊₁ + α_m aₙ = (1 − α_f) v̇ₙ₊₁ + α_f v̇ₙ,
+        vₙ₊₁ = vₙ + h (1 − γ) aₙ + h γ aₙ₊₁,
+        qₙ₊₁ = qₙ ⊗ exp(h (vₙ + h (½ − β) aₙ + h β aₙ₊₁)),
+    with the equations of motion at (qₙ₊₁, vₙ₊₁), solved by `iterations` Newton iterations
+    in the recursion (`accelerations_about`, iteration matrix M + c_v 𝒞 + c_q 𝒦 with
+    c_v = h γ (1 − α_f)/(1 − α_m), c_q = h² β (1 − α_f)/(1 − α_m)): the first linearised at
+    the step's start (qₙ, vₙ), the next at the state of the last iterate
+    (`GALPHA_ITERATIONS`: why two).
+
+    Returns (steps completed, index of the first limb with a non-finite rate or −1); on a
+    non-finite rate the state is left at the step's start.
+    """
+    alpha_m, alpha_f, beta, gamma = (coefficients.alpha_m, coefficients.alpha_f,
+                                     coefficients.beta, coefficients.gamma)
+    vdot, a, turn, q0, v0 = work.vdot, work.a, work.turn, work.q0, work.v0
+    guess, a_next = work.guess, work.a_next
+    rate_ref, position_ref = work.rate_ref, work.position_ref
+    n = q.shape[0]
+    if not (_same(q, work.q_end) and _same(v, work.v_end)):
+        start = accelerations(system, q, v, 0.0, 0.0)
+        bad = first_non_finite(start)
+        if bad >= 0:
+            return 0, bad
+        vdot[:] = start
+        a[:] = start
+    ratio = (1.0 - alpha_f) / (1.0 - alpha_m)   # ∂aₙ₊₁/∂v̇ₙ₊₁
+    c_v = h * gamma * ratio
+    c_q = h * h * beta * ratio
+    for step in range(n_steps):
+        q0[:] = q
+        v0[:] = v
+        # The first iteration at (qₙ, vₙ), like the θ-method: with A = (α_f v̇ₙ − α_m aₙ)/
+        # (1 − α_m), the rates move by h(1 − γ)aₙ + hγA + c_v x and the rotations by
+        # h(vₙ + h(½ − β)aₙ + hβA) + c_q x, i.e. by c_v (x − rate_ref), c_q (x − position_ref).
+        for i in range(n):
+            for r in range(3):
+                a_zero = (alpha_f * vdot[i, r] - alpha_m * a[i, r]) / (1.0 - alpha_m)
+                rate_ref[i, r] = -h * ((1.0 - gamma) * a[i, r] + gamma * a_zero) / c_v
+                position_ref[i, r] = -h * (v[i, r] + h * ((0.5 - beta) * a[i, r]
+                                                          + beta * a_zero)) / c_q
+        for iteration in range(iterations):
+            if iteration == 0:
+                x = accelerations_about(system, q, v, c_v, c_q, rate_ref, position_ref)
+            else:
+                x = accelerations_about(system, q, v, c_v, c_q, guess, guess)
+            bad = first_non_finite(x)
+            if bad >= 0:
+                q[:] = q0
+                v[:] = v0
+                work.q_end[:] = np.nan
+                return step, bad
+            guess[:] = x
+            # the state of v̇ₙ₊₁ = guess: aₙ₊₁, vₙ₊₁ and qₙ₊₁ from their defining equations
+            for i in range(n):
+                for r in range(3):
+                    a_new = ((1.0 - alpha_f) * guess[i, r] + alpha_f * vdot[i, r]
+                             - alpha_m * a[i, r]) / (1.0 - alpha_m)
+                    turn[i, r] = v0[i, r] + h * ((0.5 - beta) * a[i, r] + beta * a_new)
+                    v[i, r] = v0[i, r] + h * ((1.0 - gamma) * a[i, r] + gamma * a_new)
+                    a_next[i, r] = a_new
+                for r in range(4):
+                    q[i, r] = q0[i, r]
+                quat_advance(q[i], m3.vscale(h, m3.vload(turn[i])))
+        vdot[:] = guess
+        a[:] = a_next
+        advance_clock(system, h)
+    work.q_end[:] = q
+    work.v_end[:] = v
     return n_steps, -1
 
 

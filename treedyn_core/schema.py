@@ -198,10 +198,13 @@ INITIAL_STATE_ENTRY: dict[str, Field] = {
 
 SIMULATION: dict[str, Field] = {
     "model": Field("enum", "articulated", "articulated | seed", choices=("articulated", "seed")),
-    "integrator": Field("enum", "implicit", "implicit | rk4 | dop853",
-                        choices=("implicit", "rk4", "dop853")),
+    "integrator": Field("enum", "implicit", "implicit | galpha | rk4 | dop853",
+                        choices=("implicit", "galpha", "rk4", "dop853")),
     "implicit_theta": Field("float", 0.6, "θ of the implicit θ-method", min=0.5, min_open=True,
                             max=1.0),
+    "rho_inf": Field("float", 0.6, "spectral radius at infinity ρ∞ of generalized-α (1: no "
+                     "numerical damping, 0: the most on the highest frequencies)", min=0.0,
+                     max=1.0),
     "dt": Field("float", 1.0 / 120.0, "time step (at least 1e-9 s: a second in at most 1e9 "
                 "steps)", "s", min=MIN_DT, max=0.1),
     "gravity": Field("vec3", [0.0, 0.0, -9.81], "gravitational acceleration", "m/s²",

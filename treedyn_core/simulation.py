@@ -22,21 +22,22 @@ from .aero import Air, drag_loads, midpoints
 from .articulated import (ArticulatedModel, Workspace, forward_kinematics, limb_tips,
                           mechanical_energy)
 from .compile_notice import announce_if_slow
-from .dynamics import ArticulatedSystem, Pull
+from .dynamics import ArticulatedSystem, Pull, supports_newton_about
 from .equilibrium import mean_wind_equilibrium, start_of
 from .easing import (DAMPING_EASE_TIME, UPDATE_INTERVAL, DampingEase, StiffnessEase,
                      ease_time, handover_offsets, slowest_period)
 from .errors import SimulationDiverged, TreedynError
-from .integrators import RK4Stages, rk4_steps, theta_steps
+from .integrators import (GALPHA_ITERATIONS, GalphaState, RK4Stages, galpha_coefficients, galpha_steps,
+                          rk4_steps, theta_steps)
 from .joints import joint_torques
 from .prestress import prestressed_spring_rotations
 from .reference_integrator import DEFAULT_ATOL, DEFAULT_RTOL, dop853_steps
-from .seed_model import SeedDynamics, seed_prestressed_spring_rotations
+from .seed_model import SeedDynamics, SeedSystem, seed_prestressed_spring_rotations
 from .stability import RK4_STABILITY, SAFETY, fastest_rate
 from .model import Model
 from .wind import DIRECTION, INTENSITY, SPEED, TARGET, WindField
 
-INTEGRATORS = ("implicit", "rk4", "dop853")
+INTEGRATORS = ("implicit", "galpha", "rk4", "dop853")
 MODELS = ("articulated", "seed")
 
 
@@ -103,6 +104,8 @@ class Simulation:
         # the static model (`Model`); tree, gravity, inertia_base and prestress read it
         self.static_model = Model.from_data(self.data, getattr(preset, "error", None))
         self.theta_method = float(sim["implicit_theta"])
+        self.rho_inf = float(sim["rho_inf"])   # generalized-α's spectral radius at infinity
+        self.galpha_iterations = GALPHA_ITERATIONS
         self.stiffness_scale = float(self.data["tuning"]["stiffness_scale"])
         self.damping_scale = float(self.data["tuning"]["damping_scale"])
         self.dt = float(dt if dt is not None else sim["dt"])
@@ -111,6 +114,7 @@ class Simulation:
         self.start = start_of(self.data)   # "rest" | "mean_wind" (docs/design.md §6.7)
         self._check_choice("integrator", self.integrator, INTEGRATORS)
         self._check_choice("model", self.model, MODELS)
+        self._check_model_takes(self.integrator)
 
         tree = self.tree
         n = tree.n
@@ -123,6 +127,7 @@ class Simulation:
         self._workspace = Workspace.zeros(n)
         self._stale = False
         self._rk4_stages = RK4Stages.zeros(n)
+        self._galpha_state = GalphaState.zeros(n)
         self._warm: set[str] = set()
         # slider changes in progress (`easing`); the slowest sway period at scale 1, s
         self._stiffness_ease: StiffnessEase | None = None
@@ -153,6 +158,12 @@ class Simulation:
         if value not in allowed:
             raise TreedynError(f"{what} '{value}' is not available (choose from "
                                f"{', '.join(allowed)})")
+
+    def _check_model_takes(self, integrator: str) -> None:
+        system = SeedSystem if self.model == "seed" else ArticulatedSystem
+        if integrator == "galpha" and not supports_newton_about(system):
+            raise TreedynError(f"integrator galpha is not available with model {self.model} "
+                               "(choose model articulated, or integrator implicit)")
 
     # the static model's parts (`static_model`)
     tree = _part("static_model", "tree", "The limbs' static arrays (`tree.Tree`).")
@@ -304,7 +315,7 @@ class Simulation:
     def _step(self, n: int) -> None:
         # The compiled loops stop before a non-finite update (the state stays the last finite
         # one); the seed model's and dop853's steppers are given a copy to fall back on.
-        compiled = self._seed is None and self.integrator in ("implicit", "rk4")
+        compiled = self._seed is None and self.integrator in ("implicit", "galpha", "rk4")
         before = None if compiled else (self.q.copy(), self.v.copy())
         if self.integrator == "dop853":
             done, bad = dop853_steps(self, n)
@@ -318,6 +329,11 @@ class Simulation:
             if self.integrator == "implicit":
                 done, bad = self._call(theta_steps, system, n, float(self.dt),
                                        float(self.theta_method), q, v)
+            elif self.integrator == "galpha":
+                done, bad = self._call(galpha_steps, system, n, float(self.dt),
+                                       galpha_coefficients(self.rho_inf),
+                                       int(self.galpha_iterations), q, v,
+                                       self._galpha_state)
             else:
                 done, bad = self._call(rk4_steps, system, n, float(self.dt), q, v,
                                        self._rk4_stages)
@@ -496,6 +512,7 @@ class Simulation:
 
     def set_integrator(self, name: str) -> None:
         self._check_choice("integrator", name, INTEGRATORS)
+        self._check_model_takes(name)
         self.integrator = name
 
     def set_wind_speed(self, speed: float) -> None:
