@@ -98,11 +98,22 @@ def run_study(study: Study, out: str | os.PathLike, *, workers: int | None = Non
         bar = Progress(len(specs), stream)
         written = _drive(client, specs, folder, n_workers, counts, bar, on_row)
         bar.close()
+    except KeyboardInterrupt:
+        _quiet_shutdown_logs()
+        raise
     finally:
         for thing in reversed(owned):
             thing.close()
     return Outcome(len(study.runs), skipped, written, counts, time.perf_counter() - start,
                    n_workers)
+
+
+def _quiet_shutdown_logs() -> None:
+    """After Ctrl-C, the event loop's callbacks cut short by the interrupt log their tracebacks
+    while the cluster closes (distributed's and tornado's loggers): the study has already said
+    it was interrupted, so they are silenced."""
+    for name in ("tornado.application", "tornado.general", "distributed", "asyncio"):
+        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
 
 
 def _connect(workers: int | None, scheduler: str | None):
