@@ -436,6 +436,10 @@ NEWTON_MAX_STEP = 0.5
 # Load stepping on gravity: first increment, and the smallest before giving up.
 LOAD_STEP_FIRST = 0.25
 LOAD_STEP_MIN = 1.0 / 4096.0
+# Newton iterations the load stepping of an applied load may spend (a shipped tree in its
+# preset's wind needs 6–10): a wind too strong for any balance is reported in seconds, not
+# after thousands of iterations on a 10,000-limb tree.
+MEAN_LOAD_BUDGET = 200
 
 
 @dataclass
@@ -514,20 +518,25 @@ def static_equilibrium(sim) -> Equilibrium:
     return Equilibrium(R, "Newton with load stepping", iterations, _residual(sim, R))
 
 
-def _load_stepping(R, solve, failure):
+def _load_stepping(R, solve, failure, budget: int | None = None):
     """Load stepping from R: ``solve(R, fraction)`` (Newton at that fraction of the load, from
     R; (R, iterations) or None) on fractions rising to 1, halving the increment after a
-    failure; raises TreedynError(failure(fraction reached)) when it gets too small.
-    Returns (R, iterations)."""
-    reached, step, iterations = 0.0, LOAD_STEP_FIRST, 0
+    failure; raises TreedynError(failure(fraction reached)) when it gets too small, or when
+    more than `budget` Newton iterations (a failed solve counting NEWTON_MAX_ITERATIONS) were
+    spent. Returns (R, iterations)."""
+    reached, step, iterations, spent = 0.0, LOAD_STEP_FIRST, 0, 0
     while reached < 1.0:
+        if budget is not None and spent > budget:
+            raise TreedynError(failure(reached))
         target = min(1.0, reached + step)
         found = solve(R, target)
         if found is None:
+            spent += NEWTON_MAX_ITERATIONS
             step *= 0.5
             if step < LOAD_STEP_MIN:
                 raise TreedynError(failure(reached))
             continue
+        spent += found[1]
         R, iterations = found[0], iterations + found[1]
         reached = target
         step = min(2.0 * step, 0.5)
@@ -556,7 +565,7 @@ def static_equilibrium_under(sim, R0: np.ndarray, load_at) -> Equilibrium:
         lambda reached: (f"no static equilibrium under the mean wind was found: Newton's "
                          f"method with load stepping stalled at {100 * reached:.1f} % of the "
                          f"drag (the tree is too soft for this wind; stiffen it or set "
-                         f"simulation.start: rest)"))
+                         f"simulation.start: rest)"), MEAN_LOAD_BUDGET)
     return Equilibrium(R, "Newton with load stepping", iterations, _residual(sim, R, load))
 
 

@@ -266,10 +266,17 @@ class Simulation:
             self.spring_C_rel = self.tree.spring_C_rel.copy()
         self.time = 0.0
         self.wind.restart()
+        R = self.tree.rest_C_rel.copy()
+        self.start_notice = None
         if self.start == "mean_wind" and self._seed is None:
-            R = mean_wind_equilibrium(self).R_rel.copy()
-        else:
-            R = self.tree.rest_C_rel.copy()
+            try:
+                R = mean_wind_equilibrium(self).R_rel.copy()
+            except TreedynError as exc:
+                if self.data["simulation"].get("start") is not None:
+                    raise   # asked for by name: an error
+                # The default for a prestressed tree: a wind too strong for any balance (a
+                # storm on a tall tree) starts from rest, as before the default, and says so.
+                self.start_notice = f"{str(exc).split(' (')[0]}; the run starts from rest"
         self.v[:] = 0.0
         for i, rotation, rate in self.static_model.initial_state:
             R[i] = R[i] @ so3.exp(rotation)

@@ -1,11 +1,12 @@
 """Compile a simulation's kernels in a child process, with progress, before the simulation starts.
 
 The app calls `compile_kernels` from its worker thread: the compiling happens in another
-process (`python -m treedyn_core.warm_up MODEL INTEGRATOR`), so the window stays fluid (numba's
+process (`python -m treedyn_core.warm_up MODEL INTEGRATOR PART`), so the window stays fluid (numba's
 compiler is Python code holding the GIL), closing the window ends it at once, and its progress
-comes line by line. The child reaches the kernels through the public `Simulation` API (a tiny
-tree built, stepped once, read), so it compiles exactly what a simulation of that model and
-integrator uses, into the same cache (`kernel.cache_folder`); afterwards the app's own
+comes line by line. Two children reach the kernels through the public `Simulation` API (a tiny
+tree built, stepped once, read; and one built from the statics a shipped tree starts with), at
+once on two cores, so they compile what a simulation of that model and integrator uses, into
+the same cache (`kernel.cache_folder`); afterwards the app's own
 `Simulation` loads them (well under a second). numba writes each cache file to a temporary
 name and renames it, so a child killed midway leaves no file that breaks the next start.
 
@@ -86,46 +87,58 @@ def compile_kernels(model: str, integrator: str,
     # The child must import this very package (its cache subfolder is named after its path).
     env["PYTHONPATH"] = os.pathsep.join(
         [str(kernel.PACKAGE.parent)] + [p for p in [env.get("PYTHONPATH")] if p])
-    child = subprocess.Popen([sys.executable, "-m", "treedyn_core.warm_up", model, integrator],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    # One child per part, both at once: the step's kernels and the statics' (equilibrium,
+    # modes, damping) are independent chains of compiling, one for each core.
+    children = [subprocess.Popen([sys.executable, "-m", "treedyn_core.warm_up", model,
+                                  integrator, part], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True, env=env)
+                for part in PARTS]
     done = [0]
+    lock = threading.Lock()
 
-    def read_progress() -> None:
+    def read_progress(child) -> None:
         for line in child.stdout:
             if line.startswith(DONE):
-                done[0] += 1
-                if progress is not None:
-                    progress(done[0], expected)
+                with lock:
+                    done[0] += 1
+                    if progress is not None:
+                        progress(done[0], expected)
 
-    reader = threading.Thread(target=read_progress, name="treedyn-warm-up-progress",
-                              daemon=True)
-    reader.start()
-    while child.poll() is None:
+    readers = [threading.Thread(target=read_progress, args=(child,), daemon=True,
+                                name="treedyn-warm-up-progress") for child in children]
+    for reader in readers:
+        reader.start()
+    while any(child.poll() is None for child in children):
         if stop is not None and stop.wait(POLL):
-            child.kill()
-            child.wait()
+            for child in children:
+                child.kill()
+                child.wait()
             return False
         if stop is None:
             time.sleep(POLL)
-    reader.join(1.0)
-    if child.returncode != 0:
-        error = child.stderr.read().strip().splitlines()
-        print(f"treedyn: compiling the kernels in a child process failed "
-              f"({error[-1] if error else f'exit status {child.returncode}'}); compiling here",
-              file=sys.stderr)
-        return False
+    for reader in readers:
+        reader.join(1.0)
+    for child in children:
+        if child.returncode != 0:
+            error = child.stderr.read().strip().splitlines()
+            print(f"treedyn: compiling the kernels in a child process failed "
+                  f"({error[-1] if error else f'exit status {child.returncode}'}); compiling "
+                  f"here", file=sys.stderr)
+            return False
+    _write(_count_file(model, integrator), str(done[0]))
+    _write(_stamp(model, integrator), _fingerprint())
     return True
 
 
-def _warm(model: str, integrator: str) -> None:
-    """The child's work: a tiny simulation of (model, integrator) built, stepped once and read
-    the way `treedyn run` and the app read it, each compiled kernel announced on stdout."""
+def _warm(model: str, integrator: str, part: str) -> None:
+    """A child's work: a tiny simulation of (model, integrator) built, stepped once and read
+    the way `treedyn run` and the app read it ("steps"), or built from the statics a shipped
+    tree starts with ("statics": the stiffness-proportional damping's lowest mode, the
+    prestress, the balance under the mean wind); each compiled kernel announced on stdout."""
     from numba.core import event
 
     from .preset import load_preset
     from .simulation import Simulation
-
-    compiled = []
 
     class Announce(event.Listener):
         def on_start(self, e) -> None:
@@ -134,7 +147,6 @@ def _warm(model: str, integrator: str) -> None:
         def on_end(self, e) -> None:
             name = e.data["dispatcher"].py_func
             if name.__module__.startswith(__package__):
-                compiled.append(name)
                 print(f"{DONE} {name.__module__}.{name.__qualname__}", flush=True)
 
     event.register("numba:compile", Announce())
@@ -142,14 +154,20 @@ def _warm(model: str, integrator: str) -> None:
     # of building, stepping and reading a simulation is typed; a tree's size changes no type.
     data = load_preset("two_limbs").data
     data["wind"]["speed"] = 5.0
+    if part == "statics":
+        data["initial_state"] = []
+        data["material"]["damping_model"] = "stiffness_proportional"
+        data["simulation"]["start"] = "mean_wind"
+        Simulation.from_data(data, model=model, integrator=integrator)
+        return
     sim = Simulation.from_data(data, model=model, integrator=integrator)
     sim.step(1)
     sim.snapshot()
     sim.root_moment()
     sim.aerodynamic_forces()
-    _write(_count_file(model, integrator), str(len(compiled)))
-    _write(_stamp(model, integrator), _fingerprint())
 
+
+PARTS = ("steps", "statics")
 
 if __name__ == "__main__":
-    _warm(*sys.argv[1:3])
+    _warm(*sys.argv[1:4])
