@@ -265,9 +265,9 @@ def _cmd_run(args) -> int:
         check_writable(out)
     sim = Simulation(preset, integrator=args.integrator, model=args.model,
                      rtol=args.rtol, atol=args.atol)
-    if sim.start_notice:
-        print(f"treedyn: {sim.start_notice}", file=sys.stderr)
     result = simulate(sim, args.duration, args.every, progress=True, probe=args.probe)
+    if sim.start_notice:   # after the run: an error the run ends with stays the one line
+        print(f"treedyn: {sim.start_notice}", file=sys.stderr)
     wrote = []
     if out is not None:
         write_npz(result.arrays, out)
