@@ -40,6 +40,15 @@ SUN = np.array([-0.45, -0.55, 0.70]) / np.linalg.norm([-0.45, -0.55, 0.70])
 REACH = 1.02
 RIM_PX = 0.6
 
+# What the vertex shader hands each fragment: the point on the quad, the limb's base, axis,
+# radii and colour (scene coordinates, m).
+_VARYINGS = """varying vec3 v_pos;
+varying vec3 v_base;
+varying vec3 v_axis;
+varying vec2 v_radius;
+varying vec3 v_color;
+"""
+
 _VERTEX = """
 uniform vec3 u_eye;        // the camera, scene coordinates (m)
 uniform float u_pixel;     // framebuffer pixel size at unit distance from the eye (m per m)
@@ -48,12 +57,7 @@ attribute vec3 a_tip;
 attribute vec2 a_radius;   // (base, tip) m
 attribute vec3 a_color;
 attribute vec2 a_corner;   // (0 base | 1 tip, -1 | +1 side)
-varying vec3 v_pos;
-varying vec3 v_base;
-varying vec3 v_axis;
-varying vec2 v_radius;
-varying vec3 v_color;
-
+""" + _VARYINGS + """
 void main() {
     vec3 axis = a_tip - a_base;
     vec3 end = mix(a_base, a_tip, a_corner.x);
@@ -88,12 +92,7 @@ _FRAGMENT = """
 uniform vec3 u_eye;
 uniform float u_pixel;
 uniform vec3 u_sun;
-varying vec3 v_pos;
-varying vec3 v_base;
-varying vec3 v_axis;
-varying vec2 v_radius;
-varying vec3 v_color;
-
+""" + _VARYINGS + """
 void main() {
     vec3 d = normalize(v_pos - u_eye);
     vec3 a = v_axis;

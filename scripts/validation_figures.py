@@ -12,7 +12,6 @@ point).
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 from pathlib import Path
@@ -23,6 +22,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+import sys  # noqa: E402
+
 from treedyn_core import species  # noqa: E402
 from treedyn_core.modes import modes  # noqa: E402
 from treedyn_core.preset import validate  # noqa: E402
@@ -30,12 +31,13 @@ from treedyn_core.pull import pull  # noqa: E402
 from treedyn_core.simulation import Simulation  # noqa: E402
 from treedyn_core.sway import sway_frequency_hz  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from field_data import measured_trees  # noqa: E402  (the tests' own selection of trees)
+
 DOCS = Path(__file__).resolve().parents[1] / "docs"
-FIELD_DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "field_sway_frequencies.csv"
 MEASURED = [("picea_abies", "forest"), ("picea_sitchensis", "forest"),
             ("pinus_sylvestris", "forest"), ("pseudotsuga_menziesii", "forest"),
             ("quercus_rubra", "open"), ("acer_saccharum", "open")]
-TREES_PER_SPECIES = 12  # as tests/test_species.py; evenly over a species' trees sorted by height
 CONIFER_SIZES = [(10.0, 60.0), (15.0, 50.0), (18.0, 70.0), (22.0, 60.0), (25.0, 80.0),
                  (30.0, 90.0)]
 BROADLEAF_SIZES = [(8.0, 42.0), (12.0, 40.0), (16.0, 45.0), (22.0, 45.0)]
@@ -46,20 +48,6 @@ DAMPING_TREES = [("picea_abies", "forest", 10.0, 0.17), ("picea_abies", "forest"
 def data(name, stand, height, dbh, **generator):
     gen = {"species": name, "height": height, "dbh": dbh, "stand": stand, **generator}
     return validate({"tree": {"generator": gen}}, "<figure>")
-
-
-def measured_trees(name, stand):
-    """(H, DBH, f0) of the measured trees of a species within the allometry, at most
-    TREES_PER_SPECIES evenly over their heights."""
-    low, high = species.table()["limits"]["height_m"]
-    thin, thick = species.table()["limits"]["slenderness"]
-    with FIELD_DATA.open(encoding="utf-8") as stream:
-        rows = [r for r in csv.DictReader(line for line in stream if not line.startswith("#"))
-                if r["species"] == name and r["stand"] == stand]
-    trees = sorted((float(r["height_m"]), float(r["dbh_m"]), float(r["f0_hz"])) for r in rows)
-    trees = [t for t in trees if low <= t[0] <= high and thin <= t[0] / t[1] <= thick]
-    pick = np.unique(np.linspace(0, len(trees) - 1, min(TREES_PER_SPECIES, len(trees))).round())
-    return [trees[int(i)] for i in pick]
 
 
 def measured_points():

@@ -4,12 +4,10 @@ mode, sway frequencies against the field relations, and bad input."""
 
 from __future__ import annotations
 
-import csv
 import math
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,6 +15,7 @@ import pytest
 from treedyn_core import anchorage, species
 
 import beam_reference
+from field_data import measured_trees
 from treedyn_core.errors import PresetError
 from treedyn_core.modes import modes
 from treedyn_core.preset import apply_overrides, load_preset, validate
@@ -161,25 +160,9 @@ def test_stated_damping_ratio_is_the_lowest_modes():
 
 # The measured trees (tests/data/field_sway_frequencies.csv: Jackson et al. 2019's compilation,
 # with Moore & Maguire 2004's conifers), within the allometry's H 6–30 m and H/DBH 25–130.
-FIELD_DATA = Path(__file__).parent / "data" / "field_sway_frequencies.csv"
-TREES_PER_SPECIES = 12  # evenly over the species' trees sorted by height (keeps this fast)
-CONIFER_MEDIAN_ABS_LN = 0.25   # the issue's targets: forest-grown conifers
+CONIFER_MEDIAN_ABS_LN = 0.25   # the targets: forest-grown conifers
 CONIFER_MEAN_LN = 0.15
 BROADLEAF_MEDIAN_ABS_LN = 0.35  # open-grown sugar maple and red oak
-
-
-def measured_trees(name: str, stand: str) -> list[tuple[float, float, float]]:
-    """(H m, DBH m, f0 Hz) of the measured trees of `name` grown in `stand`, within the
-    allometry, at most TREES_PER_SPECIES of them evenly over their heights."""
-    low, high = species.table()["limits"]["height_m"]
-    thin, thick = species.table()["limits"]["slenderness"]
-    with FIELD_DATA.open(encoding="utf-8") as stream:
-        rows = [row for row in csv.DictReader(line for line in stream if not line.startswith("#"))
-                if row["species"] == name and row["stand"] == stand]
-    trees = sorted((float(r["height_m"]), float(r["dbh_m"]), float(r["f0_hz"])) for r in rows)
-    trees = [t for t in trees if low <= t[0] <= high and thin <= t[0] / t[1] <= thick]
-    pick = np.unique(np.linspace(0, len(trees) - 1, min(TREES_PER_SPECIES, len(trees))).round())
-    return [trees[int(i)] for i in pick]
 
 
 def log_ratios(name: str, stand: str) -> np.ndarray:

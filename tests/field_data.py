@@ -1,0 +1,29 @@
+"""The measured trees of `data/field_sway_frequencies.csv` (Jackson et al. 2019's compilation;
+the file's header names its source), shared by the species tests and the validation figures
+(scripts/validation_figures.py)."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+
+from treedyn_core import species
+
+FIELD_DATA = Path(__file__).parent / "data" / "field_sway_frequencies.csv"
+TREES_PER_SPECIES = 12  # evenly over the species' trees sorted by height (keeps the tests fast)
+
+
+def measured_trees(name: str, stand: str) -> list[tuple[float, float, float]]:
+    """(H m, DBH m, f0 Hz) of the measured trees of `name` grown in `stand`, within the
+    allometry, at most TREES_PER_SPECIES of them evenly over their heights."""
+    low, high = species.table()["limits"]["height_m"]
+    thin, thick = species.table()["limits"]["slenderness"]
+    with FIELD_DATA.open(encoding="utf-8") as stream:
+        rows = [row for row in csv.DictReader(line for line in stream if not line.startswith("#"))
+                if row["species"] == name and row["stand"] == stand]
+    trees = sorted((float(r["height_m"]), float(r["dbh_m"]), float(r["f0_hz"])) for r in rows)
+    trees = [t for t in trees if low <= t[0] <= high and thin <= t[0] / t[1] <= thick]
+    pick = np.unique(np.linspace(0, len(trees) - 1, min(TREES_PER_SPECIES, len(trees))).round())
+    return [trees[int(i)] for i in pick]
