@@ -133,7 +133,7 @@ def test_pull_on_a_single_spring_limb_matches_its_statics():
                          "stiffness": [K_joint, K_joint, K_joint]}],
                        simulation={"gravity": [0.0, 0.0, 0.0]}, wind={"speed": 0.0})
     sim = Simulation.from_data(data)
-    miss = _settle_under_pull(sim, 0, 1.0, np.array([d, 0.0, 0.0]), k, 20.0)
+    _settle_under_pull(sim, 0, 1.0, np.array([d, 0.0, 0.0]), k, 20.0)
     lo, hi = 0.0, np.pi / 2
     for _ in range(200):
         phi = 0.5 * (lo + hi)

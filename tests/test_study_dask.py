@@ -16,7 +16,7 @@ import pytest
 from treedyn_core.study import run_study, specs_to_run
 from treedyn_core.study_file import load_study
 from treedyn_core.study_results import read_results
-from treedyn_core.study_run import OUTPUTS, run_row
+from treedyn_core.study_run import OUTPUTS
 
 distributed = pytest.importorskip("distributed")
 

@@ -73,11 +73,11 @@ def _write(path: Path, text: str) -> None:
 def compile_kernels(model: str, integrator: str,
                     progress: Callable[[int, int | None], None] | None = None,
                     stop: threading.Event | None = None) -> bool:
-    """Compile (or find compiled) the kernels of a (model, integrator) simulation in a child
-    process. `progress(done, expected)` is called after each compiled kernel (expected None
-    when not known yet). Returns True when the cache is complete, False when `stop` was set
-    (the child is ended) or the child failed (the simulation then compiles what it lacks
-    itself)."""
+    """Compile (or find compiled) the kernels of a (model, integrator) simulation in child
+    processes (`PARTS`, at once). `progress(done, expected)` is called after each compiled
+    kernel (expected None when not known yet). Returns True when the cache is complete, False
+    when `stop` was set (the children are ended) or a child failed (the simulation then
+    compiles what it lacks itself)."""
     if is_warm(model, integrator) or not kernel.CACHING:
         return kernel.CACHING
     expected = expected_count(model, integrator)

@@ -35,7 +35,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .errors import TreedynError
-from .kernel import kernel, njit
+from .kernel import kernel
 from .fastmath import INV_TWO_PI, TWO_PI, cos_turns, fast_pow
 from .schema import WIND
 
