@@ -41,6 +41,10 @@ def run(preset: str | None = None) -> int:
         print(f"treedyn: {problem}", file=sys.stderr)
         return 2
 
+    # Compiling a first run's kernels takes the longest: it starts before Qt does.
+    from .worker import start_compiling
+
+    start_compiling(loaded)
     from .main_window import MainWindow, app_instance
 
     app = app_instance(sys.argv[:1])

@@ -55,6 +55,23 @@ BEHIND = 0.9  # "can't keep up" below this fraction of the requested time scale
 # Integrators stepped live; dop853 (scipy's adaptive reference) is for treedyn run.
 LIVE_INTEGRATORS = ("implicit", "galpha", "rk4")
 
+
+def kernels_of(preset, model: str | None = None) -> tuple[str, str]:
+    """(model, integrator) of the kernels the app compiles before simulating `preset` (with
+    `model` instead of the preset's, if given): its integrator if the app runs it live, else
+    the θ-method."""
+    sim = preset.data["simulation"]
+    integrator = sim["integrator"] if sim["integrator"] in LIVE_INTEGRATORS else "implicit"
+    return model or sim["model"], integrator
+
+
+def start_compiling(preset) -> None:
+    """Start compiling `preset`'s kernels in child processes at once (`warm_up.start`), before
+    the window and the worker exist; the worker adopts them."""
+    from treedyn_core import warm_up
+
+    warm_up.start(*kernels_of(preset))
+
 PREPARING = "preparing"
 COMPILING_TEXT = "compiling physics kernels, first run only"
 RUNNING = "running"
@@ -306,8 +323,7 @@ class SimulationWorker(threading.Thread):
             return True
         from treedyn_core import warm_up
 
-        sim = preset.data["simulation"]
-        integrator = sim["integrator"] if sim["integrator"] in LIVE_INTEGRATORS else "implicit"
+        kernels = kernels_of(preset, model)
 
         def progress(done: int, expected: int | None) -> None:
             count = (f": {done} of {expected}" if expected and done <= expected
@@ -315,7 +331,7 @@ class SimulationWorker(threading.Thread):
             self._news.put(Event("compiling", f"{COMPILING_TEXT}{count}"))
 
         try:
-            warm_up.compile_kernels(model or sim["model"], integrator, progress, self._halt)
+            warm_up.compile_kernels(*kernels, progress, self._halt)
         except Exception:  # the simulation then compiles what it lacks itself
             traceback.print_exc()
         return not self._halt.is_set()

@@ -86,3 +86,30 @@ def test_first_launch_with_an_empty_cache(qtbot, tmp_path, monkeypatch):
         assert window.statusBar().text().startswith("Running")
     finally:
         window.shutdown()
+
+
+def test_children_started_before_the_window_are_adopted(tmp_path, monkeypatch):
+    """`treedyn PRESET` starts compiling before Qt (`worker.start_compiling`); the worker's
+    `compile_kernels` then takes those children over instead of starting two more, and ending
+    it ends them."""
+    from threading import Event
+
+    from treedyn_app import worker
+    from treedyn_core import warm_up
+
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("TREEDYN_CACHE_DIR", str(cache))
+    spawned = []
+    spawn = warm_up._spawn
+    monkeypatch.setattr(warm_up, "_spawn", lambda *a: spawned.append(a) or spawn(*a))
+    preset = load_preset("young_oak")
+    worker.start_compiling(preset)
+    worker.start_compiling(preset)  # a second call starts nothing more
+    assert spawned == [worker.kernels_of(preset)]
+    pids = _warm_up_children(cache)
+    assert len(pids) == len(warm_up.PARTS)
+    stop = Event()
+    stop.set()  # closed at once: the adopted children are ended
+    assert warm_up.compile_kernels(*worker.kernels_of(preset), None, stop) is False
+    assert len(spawned) == 1
+    assert not _warm_up_children(cache)

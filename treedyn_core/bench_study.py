@@ -4,9 +4,11 @@
   side in one session; the ratio of runs per second (target ≥ 1.7 on 2 cores);
 - scheduling overhead per run: OVERHEAD_RUNS runs of one time step on 1 worker, the study's
   wall time less the runs' own wall time (`wall_s`), per run (target ≤ 50 ms);
-- scheduler memory: a MEMORY_RUNS-run study of one-step runs on 2 workers, the scheduler
-  process's resident memory and task count sampled as rows arrive (target: no growth beyond
-  the rows themselves, which the client writes in batches and forgets).
+- scheduler memory: a MEMORY_RUNS-run study of one-step runs on 2 workers of a scheduler in a
+  process of its own (`dask scheduler`, `dask worker`: the client's rows and bookkeeping are
+  not in it), the scheduler process's resident memory and task count sampled as rows arrive
+  (target: no growth beyond the rows themselves, which the client writes in batches and
+  forgets).
 
 Workers are started and warmed (imports, kernels loaded) before any clock starts.
 """
@@ -16,8 +18,11 @@ from __future__ import annotations
 import io
 import json
 import logging
+import subprocess
+import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from .study import run_study
@@ -88,35 +93,68 @@ def measure() -> dict:
                     study = _study(folder, "overhead", "two_limbs", 1 / 120, OVERHEAD_RUNS)
                     wall, inside = _timed(study, folder / "overhead", client)
                     result["overhead_ms_per_run"] = 1e3 * (wall - inside) / OVERHEAD_RUNS
-                else:
-                    result.update(_memory(folder, client))
             finally:
                 client.close()
                 cluster.close()
+        result.update(_memory(folder))
         result["throughput_runs_per_s_1_worker"] = THROUGHPUT_RUNS / walls[1]
         result["throughput_runs_per_s_2_workers"] = THROUGHPUT_RUNS / walls[2]
         result["throughput_ratio_2_vs_1"] = walls[1] / walls[2]
     return result
 
 
-def _memory(folder: Path, client) -> dict:
+@contextmanager
+def _separate_scheduler(folder: Path, workers: int):
+    """A client of a scheduler running in a process of its own, with `workers` worker
+    processes of one thread (the way a study on a cluster is run: `--scheduler ADDRESS`)."""
+    from distributed import Client
+
+    address_file = folder / "scheduler.json"
+    quiet = dict(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    processes = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler",
+                                   "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                                   "--scheduler-file", str(address_file)], **quiet)]
+    try:
+        while not address_file.exists():
+            time.sleep(0.1)
+        processes.append(subprocess.Popen(
+            [sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file",
+             str(address_file), "--nworkers", str(workers), "--nthreads", "1",
+             "--no-dashboard"], **quiet))
+        with Client(scheduler_file=str(address_file)) as client:
+            client.wait_for_workers(workers)
+            client.run(_warm)
+            yield client
+    finally:
+        for process in reversed(processes):
+            process.terminate()
+            process.wait()
+
+
+def _memory(folder: Path) -> dict:
+    """The scheduler's resident memory over a MEMORY_RUNS-run study on 2 workers."""
     study = _study(folder, "memory", "two_limbs", 1 / 120, MEMORY_RUNS)
     samples: list[tuple[int, int, int]] = []
     count = [0]
+    with _separate_scheduler(folder, 2) as client:
+        def sample(row):
+            count[0] += 1
+            if count[0] % 500 == 0:
+                rss, tasks = client.run_on_scheduler(_scheduler_state)
+                samples.append((count[0], rss, tasks))
 
-    def sample(row):
-        count[0] += 1
-        if count[0] % 500 == 0:
-            rss, tasks = client.run_on_scheduler(_scheduler_state)
-            samples.append((count[0], rss, tasks))
+        wall, _ = _timed(study, folder / "memory", client, sample)
 
-    wall, _ = _timed(study, folder / "memory", client, sample)
+    def growth(since: int) -> float:
+        first = next(s for s in samples if s[0] >= since)
+        return (samples[-1][1] - first[1]) / 1e3 / max(1, (samples[-1][0] - first[0]) / 1000)
+
     early = next(s for s in samples if s[0] >= 1000)
     return {"memory_runs": MEMORY_RUNS, "memory_study_wall_s": wall,
             "scheduler_rss_MB_at_1000_runs": early[1] / 1e6,
             "scheduler_rss_MB_at_end": samples[-1][1] / 1e6,
-            "scheduler_rss_growth_kB_per_1000_runs": (samples[-1][1] - early[1]) / 1e3
-            / max(1, (samples[-1][0] - early[0]) / 1000),
+            "scheduler_rss_growth_kB_per_1000_runs": growth(1000),
+            "scheduler_rss_growth_kB_per_1000_runs_second_half": growth(MEMORY_RUNS // 2),
             "scheduler_tasks_max": max(s[2] for s in samples)}
 
 
@@ -132,9 +170,10 @@ def main(as_json: bool = False) -> str:
         f"{figures['throughput_ratio_2_vs_1']:.2f}× (target ≥ 1.7×)",
         f"scheduling overhead, {OVERHEAD_RUNS} one-step runs on 1 worker: "
         f"{figures['overhead_ms_per_run']:.1f} ms per run (target ≤ 50 ms)",
-        f"scheduler memory, {MEMORY_RUNS:,} one-step runs on 2 workers "
+        f"scheduler memory (its own process), {MEMORY_RUNS:,} one-step runs on 2 workers "
         f"({figures['memory_study_wall_s']:.0f} s): "
         f"{figures['scheduler_rss_MB_at_1000_runs']:.1f} MB after 1,000 runs, "
         f"{figures['scheduler_rss_MB_at_end']:.1f} MB at the end "
-        f"({figures['scheduler_rss_growth_kB_per_1000_runs']:+.0f} kB per 1,000 runs), "
-        f"at most {figures['scheduler_tasks_max']} tasks held"])
+        f"({figures['scheduler_rss_growth_kB_per_1000_runs']:+.0f} kB per 1,000 runs; "
+        f"{figures['scheduler_rss_growth_kB_per_1000_runs_second_half']:+.0f} over the second "
+        f"half), at most {figures['scheduler_tasks_max']} tasks held"])

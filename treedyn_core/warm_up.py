@@ -17,6 +17,7 @@ which is the "of N" of the next first run (after an upgrade or an edit).
 
 from __future__ import annotations
 
+import atexit
 import os
 import subprocess
 import sys
@@ -70,6 +71,43 @@ def _write(path: Path, text: str) -> None:
     os.replace(temporary, path)
 
 
+# Children started ahead by `start`, waiting for `compile_kernels` to adopt them.
+_started: dict[tuple[str, str], list[subprocess.Popen]] = {}
+
+
+def _spawn(model: str, integrator: str) -> list[subprocess.Popen]:
+    env = dict(os.environ)
+    # The child must import this very package (its cache subfolder is named after its path).
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(kernel.PACKAGE.parent)] + [p for p in [env.get("PYTHONPATH")] if p])
+    # One child per part, both at once: the step's kernels and the statics' (equilibrium,
+    # modes, damping) are independent chains of compiling, one for each core. Their progress
+    # lines wait in the pipes until read.
+    return [subprocess.Popen([sys.executable, "-m", "treedyn_core.warm_up", model, integrator,
+                              part], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=env)
+            for part in PARTS]
+
+
+def start(model: str, integrator: str) -> None:
+    """Start compiling the kernels of a (model, integrator) simulation now, unless they are
+    cached: the app calls this as soon as it has read the preset, so that compiling overlaps
+    the seconds of starting Qt and opening the window. `compile_kernels` adopts the children
+    (and their progress); any not adopted are ended when the process exits."""
+    if (model, integrator) in _started or not kernel.CACHING or is_warm(model, integrator):
+        return
+    _started[(model, integrator)] = _spawn(model, integrator)
+
+
+@atexit.register
+def _end_unadopted() -> None:
+    for children in _started.values():
+        for child in children:
+            child.kill()
+            child.wait()
+    _started.clear()
+
+
 def compile_kernels(model: str, integrator: str,
                     progress: Callable[[int, int | None], None] | None = None,
                     stop: threading.Event | None = None) -> bool:
@@ -83,16 +121,7 @@ def compile_kernels(model: str, integrator: str,
     expected = expected_count(model, integrator)
     if progress is not None:
         progress(0, expected)
-    env = dict(os.environ)
-    # The child must import this very package (its cache subfolder is named after its path).
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(kernel.PACKAGE.parent)] + [p for p in [env.get("PYTHONPATH")] if p])
-    # One child per part, both at once: the step's kernels and the statics' (equilibrium,
-    # modes, damping) are independent chains of compiling, one for each core.
-    children = [subprocess.Popen([sys.executable, "-m", "treedyn_core.warm_up", model,
-                                  integrator, part], stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, text=True, env=env)
-                for part in PARTS]
+    children = _started.pop((model, integrator), None) or _spawn(model, integrator)
     done = [0]
     lock = threading.Lock()
 
