@@ -13,8 +13,9 @@ always wins):
   it holds one tier (conifers: a whorl) of branches at every trunk joint within it; the branch
   length puts the crown's width at the species' width-to-height ratio times H.
 - Mass: branch wood (``branch_mass``) and foliage are set from the species' above-ground
-  biomass fractions (stem : branches : foliage) relative to the stem's own mass, which the
-  taper and the wood density give; foliage mass = leaf area × ``leaf_mass_per_area``, so the
+  biomass fractions (stem : branches : foliage, dry mass, each part taken to fresh mass with
+  its own water: `fresh_fractions`) relative to the stem's own mass, which the taper and the
+  green wood density give; foliage mass = leaf area × ``leaf_mass_per_area``, so the
   leaf area per shoot end follows from the foliage mass. Where the table gives biomass
   functions of the tree's size (`biomass_fractions`), the fractions are those of a tree of
   this DBH and height: small trees carry relatively more crown than large ones.
@@ -127,6 +128,21 @@ def biomass_fractions(name: str, height: float, dbh: float) -> dict:
     return {"stem": stem / total, "branches": branches / total, "foliage": foliage / total}
 
 
+def fresh_fractions(name: str, height: float, dbh: float) -> dict:
+    """Fractions {"stem", "branches", "foliage"} of the fresh (green) above-ground mass of
+    species `name` at height H and DBH (m): the dry fractions of `biomass_fractions`, each with
+    its water. Stem and branch wood hold the wood's green moisture content, foliage its fresh
+    over dry mass ratio (needles about 2.2, broad leaves about 2.5, against 1.7–2.2 for green
+    wood), so a tree's fresh crown is heavier, relative to its stem, than its dry one."""
+    spec = entry(name)
+    dry = biomass_fractions(name, height, dbh)
+    wood = 1.0 + float(spec["wood"]["green_moisture"])
+    fresh = {"stem": dry["stem"] * wood, "branches": dry["branches"] * wood,
+             "foliage": dry["foliage"] * float(spec["foliage"]["fresh_over_dry"])}
+    total = sum(fresh.values())
+    return {part: mass / total for part, mass in fresh.items()}
+
+
 def derive(name: str, height: float, dbh: float, stand: str = "forest",
            density: float | None = None) -> dict:
     """Everything a species gives a tree of height H and DBH (m), as preset sections:
@@ -155,7 +171,7 @@ def derive(name: str, height: float, dbh: float, stand: str = "forest",
     whorl_length_ratio = 0.5 * crown["width_over_height"][stand] * height / (above_lowest * reach)
     whorl_length_ratio = min(max(whorl_length_ratio, 0.05), 2.0)
 
-    biomass = biomass_fractions(name, height, dbh)
+    biomass = fresh_fractions(name, height, dbh)
     branch_mass = stem_mass * biomass["branches"] / biomass["stem"]
     foliage_mass = stem_mass * biomass["foliage"] / biomass["stem"]
     foliage = spec["foliage"]
