@@ -154,7 +154,7 @@ def galpha_steps(system, n_steps, h, coefficients, iterations, q, v, work):
     rate_ref, position_ref = work.rate_ref, work.position_ref
     n = q.shape[0]
     if not (_same(q, work.q_end) and _same(v, work.v_end)):
-        start = accelerations(system, q, v, 0.0, 0.0)
+        start = accelerations(system, q, v, h, h)
         bad = first_non_finite(start)
         if bad >= 0:
             return 0, bad
