@@ -30,7 +30,7 @@ c_q (x − x_p) solves
 c_v = hγ(1 − α_f)/(1 − α_m), c_q = h²β(1 − α_f)/(1 − α_m). The first iteration is at the
 step's start (x_r, x_p from the known part of a'); each next one at the state of the last x
 (x_r = x_p = x). The step ends in the state of the last x, with v̇ ← x. It starts from
-v̇ = a = the explicit forward dynamics (drag explicit).
+v̇ = a = the θ-method's a with θ = 1 (`implicit_accelerations`).
 """
 
 from __future__ import annotations
@@ -235,6 +235,14 @@ def implicit_step(model: Model, R: np.ndarray, v: np.ndarray, h: float, theta: f
                   advection: float = 0.0):
     """One θ-method step of h seconds (module docstring); returns the new (R, v). ``advection``:
     how far the wind's pattern has travelled at the step's start, m."""
+    a = implicit_accelerations(model, R, v, h, theta, advection)
+    turn = h * (v + theta * h * a)
+    return np.array([R[i] @ ref.rotation_exp(turn[i]) for i in range(len(R))]), v + h * a
+
+
+def implicit_accelerations(model: Model, R: np.ndarray, v: np.ndarray, h: float, theta: float,
+                           advection: float = 0.0) -> np.ndarray:
+    """(N, 3) rad/s²: the θ-method's a of state (R, v) (module docstring)."""
     tree, n = model.tree, model.tree.n
     kin = ref.kinematics(tree, R, v)
     K = block_diag(*model.stiffness)
@@ -257,9 +265,7 @@ def implicit_step(model: Model, R: np.ndarray, v: np.ndarray, h: float, theta: f
         A += h * J.reshape(3 * n, 3 * n).T @ DJ.reshape(3 * n, 3 * n)
         rhs -= h * np.einsum("nij,ni->j", J, np.einsum("nij,nj->ni", D, c))
     rhs -= ref.bias(tree, R, v, model.gravity, force, torque)
-    a = np.linalg.solve(A, rhs).reshape(n, 3)
-    turn = h * (v + theta * h * a)
-    return np.array([R[i] @ ref.rotation_exp(turn[i]) for i in range(n)]), v + h * a
+    return np.linalg.solve(A, rhs).reshape(n, 3)
 
 
 def _drag_terms(model: Model, kin: dict, v: np.ndarray, advection: float):
@@ -269,19 +275,6 @@ def _drag_terms(model: Model, kin: dict, v: np.ndarray, advection: float):
     torque = np.cross(mid - kin["com_world"], F)        # the bias takes forces at the COMs
     K_F = block_diag(*load_blocks(model, kin, F, mid))
     return F, torque, K_F, point_jacobians(model, kin, mid), D
-
-
-def explicit_accelerations(model: Model, R: np.ndarray, v: np.ndarray, advection: float = 0.0
-                           ) -> np.ndarray:
-    """(N, 3) rad/s²: the forward dynamics with the spring, damper and (explicit) drag."""
-    tree, n = model.tree, model.tree.n
-    kin = ref.kinematics(tree, R, v)
-    force, torque = np.zeros((n, 3)), np.zeros((n, 3))
-    if model.air is not None:
-        force, torque = _drag_terms(model, kin, v, advection)[:2]
-    rhs = (spring_torques(model, R) - np.einsum("nij,nj->ni", model.damping, v)).ravel()
-    rhs -= ref.bias(tree, R, v, model.gravity, force, torque)
-    return np.linalg.solve(ref.mass_matrix(tree, R), rhs).reshape(n, 3)
 
 
 def galpha_coefficients(rho_inf: float) -> tuple[float, float, float, float]:
