@@ -22,7 +22,8 @@ CHECK_EVERY = 3  # steps between energy checks
 # starts rising after 6.9 s: position-dependent terms outside generalized-α's iteration
 # matrix, against which it has, unlike the θ-method, next to no numerical damping.
 GALPHA_UNSTABLE = {
-    ("giant", "galpha"): "stiffness ×0.1, damping ×0.1: energy to 7e7× its scale (docs/design.md §4.7)",
+    ("giant", "galpha"): "stiffness ×0.1, damping ×0.1: energy to 7e7× its scale "
+                         "(docs/design.md §4.7)",
 }
 
 
