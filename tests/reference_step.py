@@ -30,7 +30,7 @@ c_q (x − x_p) solves
 c_v = hγ(1 − α_f)/(1 − α_m), c_q = h²β(1 − α_f)/(1 − α_m). The first iteration is at the
 step's start (x_r, x_p from the known part of a'); each next one at the state of the last x
 (x_r = x_p = x). The step ends in the state of the last x, with v̇ ← x. It starts from
-v̇ = a = the explicit forward dynamics (drag explicit).
+v̇ = a = the x of one iteration at the start state about x_r = x_p = 0 (`galpha_start`).
 """
 
 from __future__ import annotations
@@ -271,19 +271,6 @@ def _drag_terms(model: Model, kin: dict, v: np.ndarray, advection: float):
     return F, torque, K_F, point_jacobians(model, kin, mid), D
 
 
-def explicit_accelerations(model: Model, R: np.ndarray, v: np.ndarray, advection: float = 0.0
-                           ) -> np.ndarray:
-    """(N, 3) rad/s²: the forward dynamics with the spring, damper and (explicit) drag."""
-    tree, n = model.tree, model.tree.n
-    kin = ref.kinematics(tree, R, v)
-    force, torque = np.zeros((n, 3)), np.zeros((n, 3))
-    if model.air is not None:
-        force, torque = _drag_terms(model, kin, v, advection)[:2]
-    rhs = (spring_torques(model, R) - np.einsum("nij,nj->ni", model.damping, v)).ravel()
-    rhs -= ref.bias(tree, R, v, model.gravity, force, torque)
-    return np.linalg.solve(ref.mass_matrix(tree, R), rhs).reshape(n, 3)
-
-
 def galpha_coefficients(rho_inf: float) -> tuple[float, float, float, float]:
     """(α_m, α_f, β, γ) of Chung & Hulbert (1993) for spectral radius at infinity ρ∞."""
     alpha_m = (2.0 * rho_inf - 1.0) / (rho_inf + 1.0)
@@ -301,15 +288,51 @@ def _galpha_state(R, v, vdot, a, x, h, coefficients):
             v + h * ((1.0 - gamma) * a + gamma * a_new), a_new)
 
 
+def _galpha_iteration_coefficients(h: float, rho_inf: float) -> tuple[float, float]:
+    """(c_v s, c_q s²) of the Newton iterations (module docstring)."""
+    alpha_m, alpha_f, beta, gamma = galpha_coefficients(rho_inf)
+    ratio = (1.0 - alpha_f) / (1.0 - alpha_m)
+    return h * gamma * ratio, h * h * beta * ratio
+
+
+def _newton_iteration(model: Model, R_k: np.ndarray, v_k: np.ndarray, c_v: float, c_q: float,
+                      rate_ref: np.ndarray, position_ref: np.ndarray, advection: float
+                      ) -> np.ndarray:
+    """x (N, 3) rad/s² of one Newton iteration at (R_k, v_k) about x_r = rate_ref and
+    x_p = position_ref (module docstring)."""
+    tree, n = model.tree, model.tree.n
+    kin = ref.kinematics(tree, R_k, v_k)
+    damping = block_diag(*model.damping)
+    stiffness = block_diag(*model.stiffness) + block_diag(*gravity_blocks(model, kin))
+    force, torque = np.zeros((n, 3)), np.zeros((n, 3))
+    if model.air is not None:
+        force, torque, K_F, J, D = _drag_terms(model, kin, v_k, advection)
+        stiffness += K_F
+        DJ = np.einsum("nij,njk->nik", D, J)
+        damping += J.reshape(3 * n, 3 * n).T @ DJ.reshape(3 * n, 3 * n)
+    rhs = (spring_torques(model, R_k).ravel()
+           - np.einsum("nij,nj->ni", model.damping, v_k).ravel()
+           - ref.bias(tree, R_k, v_k, model.gravity, force, torque)
+           + c_v * damping @ np.ravel(rate_ref) + c_q * stiffness @ np.ravel(position_ref))
+    return np.linalg.solve(ref.mass_matrix(tree, R_k) + c_v * damping + c_q * stiffness,
+                           rhs).reshape(n, 3)
+
+
+def galpha_start(model: Model, R: np.ndarray, v: np.ndarray, h: float, rho_inf: float,
+                 advection: float = 0.0) -> np.ndarray:
+    """(N, 3) rad/s²: the starting v̇ = a of generalized-α (module docstring)."""
+    c_v, c_q = _galpha_iteration_coefficients(h, rho_inf)
+    zero = np.zeros_like(v)
+    return _newton_iteration(model, R, v, c_v, c_q, zero, zero, advection)
+
+
 def galpha_step(model: Model, R: np.ndarray, v: np.ndarray, vdot: np.ndarray, a: np.ndarray,
                 h: float, rho_inf: float, iterations: int, advection: float = 0.0):
     """One generalized-α step of h seconds with ``iterations`` Newton iterations (module
     docstring); returns the new (R, v, v̇, a)."""
     coefficients = galpha_coefficients(rho_inf)
     alpha_m, alpha_f, beta, gamma = coefficients
-    tree, n = model.tree, model.tree.n
-    ratio = (1.0 - alpha_f) / (1.0 - alpha_m)
-    c_v, c_q = h * gamma * ratio, h * h * beta * ratio
+    c_v, c_q = _galpha_iteration_coefficients(h, rho_inf)
     a_zero = (alpha_f * vdot - alpha_m * a) / (1.0 - alpha_m)
     # the first iteration at (R, v): rates and rotations move by c_v (x − rate_ref) and
     # c_q (x − position_ref)
@@ -317,21 +340,7 @@ def galpha_step(model: Model, R: np.ndarray, v: np.ndarray, vdot: np.ndarray, a:
     rate_ref = -h * ((1.0 - gamma) * a + gamma * a_zero) / c_v
     position_ref = -h * (v + h * ((0.5 - beta) * a + beta * a_zero)) / c_q
     for _ in range(iterations):
-        kin = ref.kinematics(tree, R_k, v_k)
-        damping = block_diag(*model.damping)
-        stiffness = block_diag(*model.stiffness) + block_diag(*gravity_blocks(model, kin))
-        force, torque = np.zeros((n, 3)), np.zeros((n, 3))
-        if model.air is not None:
-            force, torque, K_F, J, D = _drag_terms(model, kin, v_k, advection)
-            stiffness += K_F
-            DJ = np.einsum("nij,njk->nik", D, J)
-            damping += J.reshape(3 * n, 3 * n).T @ DJ.reshape(3 * n, 3 * n)
-        rhs = (spring_torques(model, R_k).ravel()
-               - np.einsum("nij,nj->ni", model.damping, v_k).ravel()
-               - ref.bias(tree, R_k, v_k, model.gravity, force, torque)
-               + c_v * damping @ rate_ref.ravel() + c_q * stiffness @ position_ref.ravel())
-        guess = np.linalg.solve(ref.mass_matrix(tree, R_k) + c_v * damping + c_q * stiffness,
-                                rhs).reshape(n, 3)
+        guess = _newton_iteration(model, R_k, v_k, c_v, c_q, rate_ref, position_ref, advection)
         R_k, v_k, _ = _galpha_state(R, v, vdot, a, guess, h, coefficients)
         rate_ref = position_ref = guess
     R_new, v_new, a_new = _galpha_state(R, v, vdot, a, guess, h, coefficients)

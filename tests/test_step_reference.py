@@ -99,7 +99,7 @@ def test_galpha_steps_match_the_reference(n, seed, wind, rho_inf):
     advection0, speed = sim.wind.state[ADVECTION], sim.wind.speed
     sim.step(STEPS // 2)
     sim.step(STEPS - STEPS // 2)    # the method's state carries over between calls
-    vdot = rs.explicit_accelerations(model, R, v, advection0)
+    vdot = rs.galpha_start(model, R, v, dt, rho_inf, advection0)
     a = vdot
     for k in range(STEPS):
         R, v, vdot, a = rs.galpha_step(model, R, v, vdot, a, dt, rho_inf,
