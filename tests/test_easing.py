@@ -60,9 +60,9 @@ def test_stiffness_jump_while_bent_gives_no_base_moment_spike(monkeypatch):
     sim.set_stiffness_scale(10.0)
     handed_over = float(np.linalg.norm(sim.root_moment()))
     steady = _steady_base_moment(sim)
-    peak = _peak_base_moment(sim, sim._stiffness_ease.duration + 2.0)
+    peak = _peak_base_moment(sim, sim.eases.stiffness.duration + 2.0)
 
-    monkeypatch.setattr("treedyn_core.simulation.ease_time", lambda *args: 0.0)
+    monkeypatch.setattr("treedyn_core.easing.ease_time", lambda *args: 0.0)
     at_once = _bent_softened("young_oak")
     at_once.set_stiffness_scale(10.0)
     at_once.step(1)
@@ -78,10 +78,10 @@ def test_stiffness_jump_while_bent_gives_no_base_moment_spike(monkeypatch):
 def test_softening_while_bent_stays_below_twice_the_steady_moment():
     sim = _bent_softened("young_oak")
     sim.set_stiffness_scale(10.0)
-    sim.step(int(round((sim._stiffness_ease.duration + 3.0) / sim.dt)))
+    sim.step(int(round((sim.eases.stiffness.duration + 3.0) / sim.dt)))
     sim.set_stiffness_scale(0.1)
     steady = _steady_base_moment(sim)
-    peak = _peak_base_moment(sim, sim._stiffness_ease.duration + 4.0)
+    peak = _peak_base_moment(sim, sim.eases.stiffness.duration + 4.0)
     print(f"softening ×10 → ×0.1: steady {steady:.4g}, peak {peak:.4g} N m")
     assert peak < 2.0 * steady
 
