@@ -60,9 +60,9 @@ def test_stiffness_jump_while_bent_gives_no_base_moment_spike(monkeypatch):
     sim.set_stiffness_scale(10.0)
     handed_over = float(np.linalg.norm(sim.root_moment()))
     steady = _steady_base_moment(sim)
-    peak = _peak_base_moment(sim, sim._stiffness_ease.duration + 2.0)
+    peak = _peak_base_moment(sim, sim.eases.stiffness.duration + 2.0)
 
-    monkeypatch.setattr("treedyn_core.simulation.ease_time", lambda *args: 0.0)
+    monkeypatch.setattr("treedyn_core.easing.ease_time", lambda *args: 0.0)
     at_once = _bent_softened("young_oak")
     at_once.set_stiffness_scale(10.0)
     at_once.step(1)
@@ -78,10 +78,10 @@ def test_stiffness_jump_while_bent_gives_no_base_moment_spike(monkeypatch):
 def test_softening_while_bent_stays_below_twice_the_steady_moment():
     sim = _bent_softened("young_oak")
     sim.set_stiffness_scale(10.0)
-    sim.step(int(round((sim._stiffness_ease.duration + 3.0) / sim.dt)))
+    sim.step(int(round((sim.eases.stiffness.duration + 3.0) / sim.dt)))
     sim.set_stiffness_scale(0.1)
     steady = _steady_base_moment(sim)
-    peak = _peak_base_moment(sim, sim._stiffness_ease.duration + 4.0)
+    peak = _peak_base_moment(sim, sim.eases.stiffness.duration + 4.0)
     print(f"softening ×10 → ×0.1: steady {steady:.4g}, peak {peak:.4g} N m")
     assert peak < 2.0 * steady
 
@@ -116,3 +116,32 @@ def test_slowest_period_estimate_bounds_the_modes_from_above():
     print(f"sapling: slowest period {true_period:.3f} s, estimate {estimate:.3f} s")
     assert true_period <= estimate < 2.0 * true_period
     assert easing.slowest_period(sim.tree, 4.0) == pytest.approx(0.5 * estimate)
+
+
+def test_slider_eases_ramp_the_rest_rotations_back_to_the_springs_own():
+    """`SliderEases` on its own: at the handover the rest rotations are the springs' own moved
+    by the offsets, at the ramp's end the springs' own (and then nothing to apply); a second
+    change during the ramp composes with it; the damping scale follows its ease."""
+    tree = Simulation(load_preset("sapling")).tree
+    own = tree.spring_C_rel
+    eases = easing.SliderEases(tree)
+    theta = np.random.default_rng(3).normal(scale=0.05, size=(tree.n, 3))
+    eases.ease_stiffness(theta, 1.0, 2.0, 1.0)
+    ramp = eases.stiffness
+    end = eases.end_time(1.0)
+    assert end == pytest.approx(1.0 + ramp.duration)
+    assert ramp.duration >= easing.MIN_EASE_TIME
+    np.testing.assert_allclose(eases.advance(own, 1.0),
+                               own @ so3.exp_many(easing.handover_offsets(theta, 1.0, 2.0)),
+                               atol=1e-14)
+    halfway = 1.0 + 0.5 * ramp.duration
+    eases.ease_stiffness(np.zeros_like(theta), 2.0, 3.0, halfway)   # nothing bent: no offset
+    np.testing.assert_allclose(eases.stiffness.offsets, 0.5 * ramp.offsets, atol=1e-12)
+    assert eases.advance(own, eases.end_time(halfway)) is own
+    assert eases.advance(own, eases.end_time(halfway)) is None and not eases.under_way
+
+    eases.ease_damping(4.0, 0.0, 1.0)
+    assert eases.damping_scale(4.0, 0.0) == 1.0
+    assert eases.damping_scale(4.0, 0.5 * easing.DAMPING_EASE_TIME) == pytest.approx(2.0)
+    assert eases.advance(own, easing.DAMPING_EASE_TIME) is None and not eases.under_way
+    assert eases.damping_scale(4.0, easing.DAMPING_EASE_TIME) == 4.0

@@ -343,7 +343,7 @@ def implicit_accelerations(model, w, force, torque, armature_k, armature_c, grav
     linearised_accelerations(model, w, force, torque, terms, w.vdot, w.vdot)
 
 
-@kernel
+@kernel(inline="always")
 def linearised_accelerations(model, w, force, torque, terms, rate_ref, position_ref):
     """Joint accelerations ``w.vdot`` (N, 3) rad/s², child axes, of the implicit step's
     linear system (`ImplicitTerms` terms; if ``terms.about_reference``, the dampings about

@@ -30,7 +30,7 @@ from .aero import Air, drag_loads, midpoints
 from .articulated import (ArticulatedModel, ImplicitTerms, Workspace, forward_kinematics,
                           linearised_accelerations)
 from .joints import joint_torques
-from .kernel import kernel
+from .kernel import KERNEL_OPTIONS, kernel
 from .seed_model import SeedSystem, seed_dynamics
 from .wind import advance_wind, wind_at
 
@@ -64,7 +64,9 @@ class ArticulatedSystem(NamedTuple):
     pull: Pull
 
 
-@kernel
+# Inlined, as `_articulated` is: a kernel call that is handed a record costs two atomic
+# reference-count updates per array of it (`_dispatcher`).
+@kernel(inline="always")
 def pull_load(pull, w, implicit_h, force, torque):
     """Add the pull's force at its point (and its moment about the limb's base) to force and
     torque (N, 3), and its implicit terms to ``w.point_mass``: as the θ-method treats a stiff
@@ -116,7 +118,7 @@ def articulated_dynamics_about(system, q, v, rate_h, position_h2, rate_ref, posi
     return _articulated(system, q, v, 0.0, terms, rate_ref, position_ref)
 
 
-@kernel
+@kernel(inline="always")
 def _articulated(system, q, v, implicit_kv, terms, rate_ref, position_ref):
     """The articulated model's accelerations for `ImplicitTerms` terms (and references), the
     springs' right-hand side less implicit_kv K v, the pull's spring implicit with implicit_kv
@@ -155,7 +157,10 @@ def _articulated(system, q, v, implicit_kv, terms, rate_ref, position_ref):
 def _dispatcher(table: dict, name: str, doc: str):
     """A function ``name(system, *args)`` that calls ``table[type(system)](system, *args)``,
     and in compiled code an overload chosen by the record's type (numba's
-    `numba.extending.overload`), so the call costs what a direct call costs."""
+    `numba.extending.overload`): the model's kernel itself, compiled in the dispatcher's
+    place, so that the call costs what a direct call costs. (A wrapper that called the kernel
+    would be one more call level, and numba increments and decrements the reference count of
+    every array of a record at each level a record is handed down, ~60 of them.)"""
 
     def dispatch(system, *args):
         return table[type(system)](system, *args)
@@ -166,17 +171,11 @@ def _dispatcher(table: dict, name: str, doc: str):
     # Not cached on its own (cache=False): numba makes this dispatcher while typing a caller,
     # after `kernel` has restored numba's cache folder, so it would be written beside this
     # file inside the installed package (docs/kernel_cache.md). The cached kernels that call
-    # it keep its machine code.
-    @overload(dispatch, jit_options=dict(cache=False, nogil=True))
+    # it keep its machine code. strict=False: the kernel names its own parameters, not *args.
+    @overload(dispatch, jit_options={**KERNEL_OPTIONS, "cache": False}, strict=False)
     def _dispatch(system, *args):
         dynamics = table.get(getattr(system, "instance_class", None))
-        if dynamics is None:
-            return None
-
-        def call(system, *args):
-            return dynamics(system, *args)
-
-        return call
+        return None if dynamics is None else dynamics.py_func
 
     return dispatch
 

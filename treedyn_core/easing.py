@@ -116,3 +116,74 @@ class DampingEase:
         if self.old > 0.0 and self.new > 0.0:
             return self.old * (self.new / self.old) ** x
         return self.old + (self.new - self.old) * x
+
+
+class SliderEases:
+    """The stiffness and damping changes under way for one tree (`StiffnessEase`,
+    `DampingEase`; at most one of each, a new stiffness change composed with the ramp under
+    way): the springs' rest rotations and the damping scale a step uses at a given time."""
+
+    def __init__(self, tree):
+        self.tree = tree
+        self.stiffness: StiffnessEase | None = None
+        self.damping: DampingEase | None = None
+        self._period: float | None = None   # the slowest sway period at scale 1, s, once needed
+
+    def clear(self) -> None:
+        """No change under way: the scales set are fully in force."""
+        self.stiffness = self.damping = None
+
+    @property
+    def under_way(self) -> bool:
+        return self.stiffness is not None or self.damping is not None
+
+    def ease_stiffness(self, theta: np.ndarray, old_scale: float, new_scale: float,
+                       time: float) -> None:
+        """Start the change of the stiffness scale from old_scale to new_scale at `time` s,
+        the springs' errors θ (N, 3) rad in force then (`handover_offsets`), composed with the
+        ramp under way if any."""
+        offsets = handover_offsets(theta, old_scale, new_scale)
+        ease = self.stiffness
+        if ease is not None and not ease.done(time):
+            offsets = so3.log_many(so3.exp_many(ease.weight(time) * ease.offsets)
+                                   @ so3.exp_many(offsets))
+        if self._period is None:
+            self._period = slowest_period(self.tree, 1.0)
+        self.stiffness = StiffnessEase(offsets, time, ease_time(self._period, old_scale,
+                                                                new_scale))
+
+    def ease_damping(self, new_scale: float, time: float, set_scale: float) -> None:
+        """Start the change of the damping scale to new_scale at `time` s from the one in force
+        (`damping_scale` of set_scale, the scale set before)."""
+        self.damping = DampingEase(self.damping_scale(set_scale, time), new_scale, time)
+
+    def damping_scale(self, set_scale: float, time: float) -> float:
+        """The damping scale in force at `time` s: set_scale, or between the old and the set
+        one during an ease."""
+        return set_scale if self.damping is None else self.damping.scale(time)
+
+    def advance(self, own_rest: np.ndarray, time: float) -> np.ndarray | None:
+        """At `time` s: end the eases that are done, and return the springs' rest rotations
+        (N, 3, 3), child → parent, to put in force: the ramp's, or own_rest (the springs' own)
+        when the ramp has just ended; None when no stiffness ramp was under way."""
+        rest = None
+        ease = self.stiffness
+        if ease is not None:
+            if ease.done(time):
+                self.stiffness = None
+                rest = own_rest
+            else:
+                rest = ease.spring_C_rel(own_rest, time)
+        if self.damping is not None and self.damping.done(time):
+            self.damping = None
+        return rest
+
+    def end_time(self, time: float) -> float:
+        """Simulated time, s, by which the changes under way are fully in force (`time` when
+        none is)."""
+        ends = [time]
+        if self.stiffness is not None:
+            ends.append(self.stiffness.start + self.stiffness.duration)
+        if self.damping is not None:
+            ends.append(self.damping.start + DAMPING_EASE_TIME)
+        return max(ends)

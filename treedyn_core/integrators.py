@@ -251,11 +251,14 @@ class RK4Stages(NamedTuple):
 
 
 @kernel(inline="always")
-def _axpy(a, x, y):
-    """y += a x for (N, k) arrays."""
-    for i in range(y.shape[0]):
-        for r in range(y.shape[1]):
-            y[i, r] += a * x[i, r]
+def _tableau_sum(start, weights, scale, k, count, i, r):
+    """start + Σ_j (weights[j] scale) k[j, i, r] over the first count stages, in their order,
+    zero weights skipped (an explicit tableau is mostly zeros)."""
+    total = start
+    for j in range(count):
+        if weights[j] != 0.0:
+            total += weights[j] * scale * k[j, i, r]
+    return total
 
 
 @kernel
@@ -273,14 +276,13 @@ def rk4_steps(system, n_steps, h, q, v, work):
         q0[:] = q
         v0[:] = v
         for stage in range(stages):
-            # the stage's state y0 + h Σ_j A[stage, j] k_j, one pass per nonzero coefficient
-            qs[:] = q0
-            vs[:] = v0
-            for j in range(stage):
-                a = RK4_A[stage, j] * h
-                if a != 0.0:
-                    _axpy(a, kq[j], qs)
-                    _axpy(a, kv[j], vs)
+            # the stage's state y0 + h Σ_j A[stage, j] k_j, in one pass over the limbs
+            weights = RK4_A[stage]
+            for i in range(n):
+                for r in range(4):
+                    qs[i, r] = _tableau_sum(q0[i, r], weights, h, kq, stage, i, r)
+                for r in range(3):
+                    vs[i, r] = _tableau_sum(v0[i, r], weights, h, kv, stage, i, r)
             vdot = accelerations(system, qs, vs, 0.0, 0.0)
             bad = first_non_finite(vdot)
             if bad >= 0:
@@ -290,22 +292,20 @@ def rk4_steps(system, n_steps, h, q, v, work):
             for i in range(n):
                 quat_rate(qs[i], vs[i], kq[stage, i])
             kv[stage] = vdot
-        # y0 + h/denominator Σ_s numerator_s k_s, the sum formed in the stages' order
-        q[:] = 0.0
-        v[:] = 0.0
-        for s in range(stages):
-            _axpy(RK4_B_NUMERATOR[s], kq[s], q)
-            _axpy(RK4_B_NUMERATOR[s], kv[s], v)
+        # y0 + h/denominator Σ_s numerator_s k_s (the sum formed in the stages' order), in one
+        # pass over the limbs
         weight = h / RK4_B_DENOMINATOR
         for i in range(n):
             norm = 0.0
             for r in range(4):
-                q[i, r] = q0[i, r] + weight * q[i, r]
+                q[i, r] = q0[i, r] + weight * _tableau_sum(0.0, RK4_B_NUMERATOR, 1.0, kq,
+                                                            stages, i, r)
                 norm += q[i, r] * q[i, r]
             norm = 1.0 / math.sqrt(norm)
             for r in range(4):
                 q[i, r] *= norm
             for r in range(3):
-                v[i, r] = v0[i, r] + weight * v[i, r]
+                v[i, r] = v0[i, r] + weight * _tableau_sum(0.0, RK4_B_NUMERATOR, 1.0, kv,
+                                                            stages, i, r)
         advance_clock(system, h)
     return n_steps, -1

@@ -103,11 +103,12 @@ def njit(func=None, **options):
     return decorate if func is None else decorate(func)
 
 
+KERNEL_OPTIONS = dict(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)
+
+
 def kernel(func=None, **options):
     """`@kernel` or `@kernel(inline="always")`: numba-compile a per-step function."""
-    settings = dict(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)
-    settings.update(options)
-    return njit(func, **settings)
+    return njit(func, **{**KERNEL_OPTIONS, **options})
 
 
 def _drop_stale_cache() -> None:

@@ -24,8 +24,7 @@ from .articulated import (ArticulatedModel, Workspace, forward_kinematics, limb_
 from .compile_notice import announce_if_slow
 from .dynamics import ArticulatedSystem, Pull, supports_newton_about
 from .equilibrium import mean_wind_equilibrium, start_of
-from .easing import (DAMPING_EASE_TIME, UPDATE_INTERVAL, DampingEase, StiffnessEase,
-                     ease_time, handover_offsets, slowest_period)
+from .easing import UPDATE_INTERVAL, SliderEases
 from .errors import SimulationDiverged, TreedynError
 from .integrators import (GALPHA_ITERATIONS, GalphaState, RK4Stages, galpha_coefficients, galpha_steps,
                           rk4_steps, theta_steps)
@@ -129,10 +128,7 @@ class Simulation:
         self._rk4_stages = RK4Stages.zeros(n)
         self._galpha_state = GalphaState.zeros(n)
         self._warm: set[str] = set()
-        # slider changes in progress (`easing`); the slowest sway period at scale 1, s
-        self._stiffness_ease: StiffnessEase | None = None
-        self._damping_ease: DampingEase | None = None
-        self._slowest_period = None
+        self.eases = SliderEases(tree)   # slider changes in progress (`easing`)
         self._entries: dict = {}   # compiled stepper → its entry point for our records (`_call`)
         self._seed = SeedDynamics(tree, self.inertia_base) if self.model == "seed" else None
         # Whether the steps compute aerodynamic loads: the model's drag (no drag is "wind off"
@@ -256,7 +252,7 @@ class Simulation:
         plus the preset's initial_state; external loads cleared. The settings in force (wind
         speed, direction and turbulence, stiffness and damping scales, integrator, dt) are
         kept: a reset restarts the motion, it does not undo the sliders."""
-        self._stiffness_ease = self._damping_ease = None
+        self.eases.clear()
         if self.prestressed:
             solve = (seed_prestressed_spring_rotations if self._seed is not None
                      else prestressed_spring_rotations)
@@ -403,7 +399,7 @@ class Simulation:
     def restore_state(self, state: tuple) -> None:
         """Take up a `saved_state`."""
         q, v, self.time, wind, self.spring_C_rel = state
-        self._stiffness_ease = self._damping_ease = None
+        self.eases.clear()
         self.q[:], self.v[:], self.wind.state[:] = q, v, wind
         self._kinematics()
 
@@ -415,12 +411,12 @@ class Simulation:
         self.stiffness_scale, self.damping_scale = other.stiffness_scale, other.damping_scale
         if hasattr(other, "prestress_stiffness_scale"):
             self.prestress_stiffness_scale = other.prestress_stiffness_scale
-        self._stiffness_ease, self._damping_ease = other.eases_under_way()
+        self.eases.stiffness, self.eases.damping = other.eases_under_way()
         self._apply_eases()
 
     def eases_under_way(self):
         """(stiffness ease, damping ease) in progress (`easing`), for `take_over`."""
-        return self._stiffness_ease, self._damping_ease
+        return self.eases.stiffness, self.eases.damping
 
     # -- settings that take effect at the next step ---------------------------------------------
 
@@ -437,15 +433,7 @@ class Simulation:
         self._apply_eases()
         theta = np.empty((self.tree.n, 3))
         self._spring_errors(theta)
-        offsets = handover_offsets(theta, self.stiffness_scale, value)
-        ease = self._stiffness_ease
-        if ease is not None and not ease.done(self.time):   # compose with the ramp under way
-            offsets = so3.log_many(so3.exp_many(ease.weight(self.time) * ease.offsets)
-                                   @ so3.exp_many(offsets))
-        if self._slowest_period is None:
-            self._slowest_period = slowest_period(self.tree, 1.0)
-        duration = ease_time(self._slowest_period, self.stiffness_scale, value)
-        self._stiffness_ease = StiffnessEase(offsets, self.time, duration)
+        self.eases.ease_stiffness(theta, self.stiffness_scale, value, self.time)
         self.stiffness_scale = value
         self._apply_eases()
 
@@ -455,48 +443,35 @@ class Simulation:
         if not value >= 0:
             raise TreedynError(f"damping scale must be ≥ 0, got {value}")
         if float(value) != self.damping_scale:
-            self._damping_ease = DampingEase(self.damping_in_force, value, self.time)
+            self.eases.ease_damping(value, self.time, self.damping_scale)
         self.damping_scale = float(value)
 
     @property
     def damping_in_force(self) -> float:
         """The damping scale the step uses now (during an ease, between the old and the set
         `damping_scale`)."""
-        ease = self._damping_ease
-        return self.damping_scale if ease is None else ease.scale(self.time)
+        return self.eases.damping_scale(self.damping_scale, self.time)
 
     def end_eases(self) -> None:
         """Put the stiffness and damping scales set fully in force now, as if set long ago
         (the springs' own rest rotations, the set damping): for scripts and tests that
         change a scale at t = 0, before the motion starts."""
-        self._stiffness_ease = self._damping_ease = None
+        self.eases.clear()
         self.spring_C_rel = self._spring_C_rel
 
     @property
     def eased_by(self) -> float:
         """Simulated time, s, by which the stiffness and damping changes under way are fully in
         force (the current time when none is)."""
-        ends = [self.time]
-        if self._stiffness_ease is not None:
-            ends.append(self._stiffness_ease.start + self._stiffness_ease.duration)
-        if self._damping_ease is not None:
-            ends.append(self._damping_ease.start + DAMPING_EASE_TIME)
-        return max(ends)
+        return self.eases.end_time(self.time)
 
     def _apply_eases(self) -> bool:
         """Put the eased springs' rest rotations in force for the current time; ends the eases
         that are done. Returns whether one is still under way."""
-        ease = self._stiffness_ease
-        if ease is not None:
-            if ease.done(self.time):
-                self._stiffness_ease = None
-                self.spring_q = so3.quats_from_matrices(self._spring_C_rel)
-            else:
-                self.spring_q = so3.quats_from_matrices(
-                    ease.spring_C_rel(self._spring_C_rel, self.time))
-        if self._damping_ease is not None and self._damping_ease.done(self.time):
-            self._damping_ease = None
-        return self._stiffness_ease is not None or self._damping_ease is not None
+        rest = self.eases.advance(self._spring_C_rel, self.time)
+        if rest is not None:
+            self.spring_q = so3.quats_from_matrices(rest)
+        return self.eases.under_way
 
     def _spring_errors(self, theta: np.ndarray) -> None:
         """The springs' error rotation vectors (N, 3) rad, child axes, into theta (in force)."""
