@@ -8,11 +8,11 @@ State: R (N, 3, 3) joint rotations (child → parent axes) and v (N, 3) rad/s jo
 axes). RK4 integrates the joint quaternions [w, x, y, z] as vectors in R⁴, like the production.
 
 The θ-method's linear system, with 𝒦, 𝒞 the joints' stiffness and damping (already scaled),
-P_g each joint's PSD gravity block (θh), K_F the drag loads' stiffness block (h) and D_i the
-drag's velocity Jacobian at limb i's midpoint (backward Euler, h):
+P_g each joint's PSD gravity block (θh), K_F the drag loads' stiffness block and D_i the
+drag's velocity Jacobian at limb i's midpoint, both with c h (c = 4, docs/design.md §4.2):
 
-    (M + θh𝒞 + θ²h²(𝒦 + P_g) + h²K_F + h Σ J_iᵀ D_i J_i) a
-        = τ_spring − 𝒞v − θh(𝒦 + P_g)v − h K_F v − b(R, v; g, F_drag) − h Σ J_iᵀ D_i c_i,
+    (M + θh𝒞 + θ²h²(𝒦 + P_g) + c²h²K_F + ch Σ J_iᵀ D_i J_i) a
+        = τ_spring − 𝒞v − θh(𝒦 + P_g)v − ch K_F v − b(R, v; g, F_drag) − ch Σ J_iᵀ D_i c_i,
 
 J_i the Jacobian of limb i's midpoint velocity and c_i its velocity-product acceleration as the
 articulated-body recursion carries it (the base point's classical acceleration plus α × ρ), then
@@ -43,6 +43,9 @@ from scipy.linalg import block_diag
 from scipy.spatial.transform import Rotation
 
 import reference_dynamics as ref
+
+# c of the θ-method's drag terms (ch): the drag's damping and the loads' stiffness.
+DRAG_IMPLICITNESS = 4.0
 
 
 @dataclass
@@ -248,14 +251,15 @@ def implicit_step(model: Model, R: np.ndarray, v: np.ndarray, h: float, theta: f
         force = F
         torque = np.cross(mid - kin["com_world"], F)        # the bias takes forces at the COMs
         K_F = block_diag(*load_blocks(model, kin, F, mid))
-        A += h * h * K_F
-        rhs -= h * K_F @ v.ravel()
+        hd = DRAG_IMPLICITNESS * h
+        A += hd * hd * K_F
+        rhs -= hd * K_F @ v.ravel()
         alpha, a_base = velocity_product_accelerations(model, kin, v)
         c = a_base + np.cross(alpha, mid - kin["base"])
         J = point_jacobians(model, kin, mid)
         DJ = np.einsum("nij,njk->nik", D, J)
-        A += h * J.reshape(3 * n, 3 * n).T @ DJ.reshape(3 * n, 3 * n)
-        rhs -= h * np.einsum("nij,ni->j", J, np.einsum("nij,nj->ni", D, c))
+        A += hd * J.reshape(3 * n, 3 * n).T @ DJ.reshape(3 * n, 3 * n)
+        rhs -= hd * np.einsum("nij,ni->j", J, np.einsum("nij,nj->ni", D, c))
     rhs -= ref.bias(tree, R, v, model.gravity, force, torque)
     a = np.linalg.solve(A, rhs).reshape(n, 3)
     turn = h * (v + theta * h * a)

@@ -148,10 +148,11 @@ def treedyn(server, tmp_path):
 # -- 1. no run returns nonsense: see test_storm.py (every preset at the schema's limits) ----------
 
 def test_diverging_run_stops_with_one_line_and_status_3(treedyn):
-    """Row 1: an unstable step stops at the first frame out of bounds, nothing written."""
-    err = treedyn(["run", "young_oak", "--duration", "10", "--set", "wind.speed=60",
-                   "--set", "wind.turbulence_intensity=1.0", "--set", "simulation.dt=0.1"],
-                  EXIT_DIVERGED)
+    """Row 1: an unstable step stops at the first frame out of bounds, nothing written
+    (generalized-α, not the default, runs away in the storm at the schema's limits)."""
+    err = treedyn(["run", "two_limbs", "--duration", "10", "--integrator", "galpha",
+                   "--set", "wind.speed=60", "--set", "wind.turbulence_intensity=1.0",
+                   "--set", "simulation.dt=0.1"], EXIT_DIVERGED)
     assert "diverged at t = " in err and "limb" in err and "likely cause" in err
 
 
@@ -257,6 +258,76 @@ def test_fifo_as_preset_is_refused_without_blocking(treedyn, tmp_path):
     os.mkfifo(tmp_path / "pipe.yaml")
     assert "not a regular file" in treedyn(["run", "pipe.yaml", "--duration", "1"],
                                            seconds=30)
+
+
+def _chain_preset(limbs: int) -> str:
+    """A legal preset: a chain of `limbs` explicit limbs, each on its own line."""
+    lines = ["version: 1", "name: chain", "tree:", "  limbs:",
+             "    - {name: L0, length: 0.5, radius: 0.05, direction: [0, 0, 1]}"]
+    lines += [f"    - {{name: L{i}, parent: L{i - 1}, length: 0.5, radius: 0.05}}"
+              for i in range(1, limbs)]
+    return "\n".join(lines) + "\n"
+
+
+def test_a_read_past_the_time_limit_is_refused(tmp_path, monkeypatch):
+    """Row 10, time: `read_preset_text` looks at the clock between chunks, so a source slower
+    than the limit (here: the limit lowered, and the clock run past it before the read) is
+    refused with one line; the same file and limit without the wait is read."""
+    from treedyn_core import preset
+    from treedyn_core.errors import PresetError
+
+    monkeypatch.setattr(preset, "MAX_PRESET_SECONDS", 0.5)
+    path = tmp_path / "chain.yaml"
+    path.write_text(_chain_preset(10))
+    assert preset.read_preset_text(path, preset.ReadDeadline(path.name)).startswith("version")
+    deadline = preset.ReadDeadline(path.name)
+    time.sleep(0.6)
+    with pytest.raises(PresetError, match=r"^chain\.yaml: reading and parsing took more than "
+                                          r"0\.5 s, the limit for a file"):
+        preset.read_preset_text(path, deadline)
+
+
+# Limbs of the chain preset below: 2.4 s to parse with five processes sharing two cores.
+SLOW_CHAIN_LIMBS = 4000
+# The time limit lowered for it, s; the refusal must come within this plus 0.5 s.
+SLOW_LIMIT = 0.1  # s
+_LOWERED_LIMIT = """
+import sys
+from treedyn_core import preset
+from treedyn_core.cli import main
+preset.MAX_PRESET_SECONDS = float(sys.argv[1])
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def test_a_parse_past_the_time_limit_stops_within_the_limit(tmp_path, monkeypatch):
+    """Row 10, time: a legal preset that takes longer to parse than the (lowered) limit is
+    refused during the parse (within the limit plus 0.5 s, not after the whole file) and, at
+    the command line, with one line and exit 2; with the limit as shipped it is read in full."""
+    from treedyn_core import preset
+    from treedyn_core.errors import PresetError
+
+    path = tmp_path / "chain.yaml"
+    path.write_text(_chain_preset(SLOW_CHAIN_LIMBS))
+    began = time.monotonic()
+    assert len(preset.load_preset(path).data["tree"]["limbs"]) == SLOW_CHAIN_LIMBS
+    parse_seconds = time.monotonic() - began
+    assert 2 * SLOW_LIMIT < parse_seconds < preset.MAX_PRESET_SECONDS
+    monkeypatch.setattr(preset, "MAX_PRESET_SECONDS", SLOW_LIMIT)
+    began = time.monotonic()
+    with pytest.raises(PresetError, match="reading and parsing took more than"):
+        preset.load_preset(path)
+    assert time.monotonic() - began < SLOW_LIMIT + 0.5
+
+    before = set(os.listdir(tmp_path))
+    done = subprocess.run([sys.executable, "-c", _LOWERED_LIMIT, str(SLOW_LIMIT), "run",
+                           "chain.yaml", "--duration", "1"], cwd=tmp_path, capture_output=True,
+                          text=True, preexec_fn=_cap_memory, timeout=REFUSE_SECONDS)
+    assert done.returncode == EXIT_BAD_INPUT, done.stderr
+    assert done.stderr == (f"treedyn: error: chain.yaml: reading and parsing took more than "
+                           f"{SLOW_LIMIT:g} s, the limit for a file (a slow or stalled "
+                           f"source?)\n")
+    assert set(os.listdir(tmp_path)) == before
 
 
 LAUGHS = "\n".join(["a0: &a0 [x, x, x, x, x, x, x, x, x]"] + [

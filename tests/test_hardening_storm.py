@@ -1,11 +1,10 @@
 """The storm: every shipped preset at the schema's largest wind speed, turbulence and step, for
-10 s. A run either stays bounded (joint rates below 1e3 rad/s, energy below the bound of
-`divergence`) and exits 0, or stops with the divergence line and exit status 3; it never
-exits 0 with rates or an energy beyond the bound.
+10 s: each stays bounded (joint rates below 1e3 rad/s, energy below the bound of
+`divergence`) and exits 0, not merely stopped by the divergence check (status 3).
 
-Measured (implicit step, 60 m/s, turbulence 1.0, dt 0.1 s): giant, old_oak, weeping_willow and
-young_oak diverge within 1–3 s and are stopped; conifer, sapling and two_limbs stay bounded
-(joint rates up to 164, 78 and 18 rad/s).
+Measured (implicit step, 60 m/s, turbulence 1.0, dt 0.1 s, docs/hardening.md): peak joint
+rates 8–31 rad/s; the giant's trunk ran away at 2.1 s before the drag's terms were taken
+implicit with 4h (`integrators.DRAG_IMPLICITNESS`).
 """
 
 from __future__ import annotations
@@ -22,8 +21,8 @@ from treedyn_core.schema import SIMULATION, WIND
 from treedyn_core.simulation import Simulation
 
 DURATION = 10.0  # s
-# A bounded storm run: the fastest shoot measured (conifer) turns at 164 rad/s; a runaway
-# passes 1e5 rad/s within a few frames.
+# A bounded storm run: the fastest limb measured turns at 136 rad/s (the giant, dt 1/60 s); a
+# runaway passes 1e5 rad/s within a few frames.
 MAX_RATE = 1e3  # rad/s
 STORM = [f"wind.speed={WIND['speed'].max!r}",
          f"wind.turbulence_intensity={WIND['turbulence_intensity'].max!r}",
@@ -32,7 +31,7 @@ RUN_SECONDS = 300.0  # all presets together, two cores shared
 
 
 @pytest.mark.slow
-def test_every_preset_in_the_storm_is_bounded_or_stops_with_status_3(tmp_path):
+def test_every_preset_in_the_storm_is_bounded(tmp_path):
     names = list(shipped_presets())
     runs = {}
     for name in names:
@@ -48,12 +47,6 @@ def test_every_preset_in_the_storm_is_bounded_or_stops_with_status_3(tmp_path):
         assert "Traceback" not in err, (name, err)
         messages = [line for line in err.splitlines() if "compiling kernels" not in line]
         assert len(messages) <= 1, (name, err)
-        if process.returncode == 3:
-            assert messages[0].startswith("treedyn: error: the simulation diverged at t = ")
-            assert "limb '" in messages[0] and "likely cause" in messages[0]
-            assert not (tmp_path / f"{name}.npz").exists()
-            outcomes[name] = "diverged"
-            continue
         assert process.returncode == 0, (name, process.returncode, err)
         result = np.load(tmp_path / f"{name}.npz")
         rate = float(np.abs(result["omega"]).max())
@@ -62,7 +55,7 @@ def test_every_preset_in_the_storm_is_bounded_or_stops_with_status_3(tmp_path):
         preset.data = apply_overrides(preset.data, STORM)
         energy_max = DivergenceGuard(Simulation(preset)).energy_max
         assert float(np.abs(result["kinetic"]).max()) < energy_max, name
-        outcomes[name] = f"bounded ({rate:.3g} rad/s)"
+        outcomes[name] = f"{rate:.3g} rad/s"
     print(outcomes)
 
 

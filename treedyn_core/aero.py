@@ -12,8 +12,8 @@ The force acts at the midpoint: as a load on the limb's base it is the force
 and the torque ``ρ_mid × F`` with ``ρ_mid = r_mid − r_base``. The Jacobian
 ``D = ∂F/∂v`` (3×3, symmetric positive semidefinite) gives the drag's damping
 on the limb's velocity ``[ω; ṙ_base]`` as ``Lᵀ D L`` with ``L = [−ρ_mid^×, 1]``;
-the implicit step adds ``h`` times it to the limb's spatial inertia (backward Euler, not
-θh: docs/design.md §4.2).
+the implicit step adds ``4h`` times it to the limb's spatial inertia (not θh:
+docs/design.md §4.2).
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ import os
 import re
 import stat
 import tempfile
+import time
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -43,6 +44,12 @@ MAX_PRESET_BYTES = 256 * 2**20
 MAX_ALIAS_NODES = 1_000_000
 # Deepest nesting of YAML collections: a preset needs 5 levels (tree.limbs[i].inertia).
 MAX_NESTING = 64
+# Longest wall time reading and parsing one preset file may take, s: a slow or stalled source
+# (a network mount) ends the command instead of hanging it. An expanded giant (10,926 limbs,
+# 6.4 MB) takes 5 s on a quiet two-core machine and 30 s with five processes sharing it.
+MAX_PRESET_SECONDS = 60.0
+# Bytes read at a time between two looks at that limit.
+READ_CHUNK_BYTES = 2**20
 
 # Vectors that are normalised (a limb's direction) must be at least this long.
 MIN_VECTOR_LENGTH = 1e-100
@@ -64,8 +71,32 @@ _PLAIN_TAGS = frozenset(f"tag:yaml.org,2002:{kind}" for kind in ("str", "int", "
                                                                  "null"))
 
 
+class ReadDeadline:
+    """The wall-time limit (`MAX_PRESET_SECONDS`, read when the clock starts) of reading and
+    parsing one file; `check` raises a one-line PresetError once it has passed."""
+
+    def __init__(self, filename: str):
+        self.filename = filename
+        self.seconds = MAX_PRESET_SECONDS
+        self._end = time.monotonic() + self.seconds
+
+    def check(self) -> None:
+        if time.monotonic() > self._end:
+            raise PresetError(_one_line(
+                f"{self.filename}: reading and parsing took more than {self.seconds:g} s, the "
+                f"limit for a file (a slow or stalled source?)"))
+
+
 class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
-    """YAML safe loader that also reads ``1e10`` as a float."""
+    """YAML safe loader that also reads ``1e10`` as a float, and checks `deadline` (when set)
+    at every node it composes: the C composer calls `resolve` for each untagged node."""
+
+    deadline: ReadDeadline | None = None
+
+    def resolve(self, kind, value, implicit):
+        if self.deadline is not None:
+            self.deadline.check()
+        return super().resolve(kind, value, implicit)
 
 
 class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):
@@ -178,6 +209,8 @@ class _Reader:
 
     def read(self, node: yaml.Node, path: str) -> Any:
         """The Python value of `node`, found at key path `path`."""
+        if self.loader.deadline is not None:
+            self.loader.deadline.check()
         if isinstance(node, yaml.ScalarNode):
             return self._scalar(node, path)
         if id(node) in self._open:
@@ -247,14 +280,16 @@ def _reject_unprintable(text: str, filename: str) -> None:
                                   f"not a text file: character {bad.group()!r} is not allowed"))
 
 
-def _check_size(root: yaml.Node, filename: str) -> None:
+def _check_size(root: yaml.Node, filename: str, deadline: ReadDeadline | None = None) -> None:
     """Refuse a document nested deeper than `MAX_NESTING`, or whose aliases would expand it by
     more than `MAX_ALIAS_NODES` nodes (counted without expanding: each distinct node's size
-    is computed once, children before parents)."""
+    is computed once, children before parents), or that takes past `deadline`."""
     size: dict[int, int] = {}
     distinct = 0
     stack = [(root, 1, False)]
     while stack:
+        if deadline is not None:
+            deadline.check()
         node, depth, done = stack.pop()
         if depth > MAX_NESTING:
             raise PresetError(_format(filename, node.start_mark.line + 1, "",
@@ -277,10 +312,14 @@ def _check_size(root: yaml.Node, filename: str) -> None:
                                       f"{MAX_ALIAS_NODES:,} more nodes"))
 
 
-def read_yaml_mapping(text: str, filename: str) -> tuple[dict, dict[str, int]]:
-    """The top-level mapping of `text` and the lines of its keys."""
+def read_yaml_mapping(text: str, filename: str, deadline: ReadDeadline | None = None
+                      ) -> tuple[dict, dict[str, int]]:
+    """The top-level mapping of `text` and the lines of its keys, parsed before `deadline`
+    (by default `MAX_PRESET_SECONDS` from now)."""
+    deadline = deadline or ReadDeadline(filename)
     _reject_unprintable(text, filename)
     loader = _Loader(text)
+    loader.deadline = deadline
     try:
         node = loader.get_single_node()
         if node is None:
@@ -289,7 +328,7 @@ def read_yaml_mapping(text: str, filename: str) -> tuple[dict, dict[str, int]]:
             raise PresetError(_format(filename, node.start_mark.line + 1, "",
                                       "the top level must be a mapping of keys (version, name, "
                                       "tree, ...), not a single value or a list"))
-        _check_size(node, filename)
+        _check_size(node, filename, deadline)
         reader = _Reader(loader, filename)
         return reader.read(node, ""), reader.marks
     except yaml.YAMLError as exc:
@@ -722,14 +761,15 @@ class Preset:
         return error_at_key(self.filename, self.marks, key_path, message)
 
 
-def parse_preset(text: str, filename: str = "<string>", path: str | os.PathLike | None = None
-                 ) -> Preset:
-    """Read and validate a preset from YAML text.
+def parse_preset(text: str, filename: str = "<string>", path: str | os.PathLike | None = None,
+                 deadline: ReadDeadline | None = None) -> Preset:
+    """Read and validate a preset from YAML text, parsed before `deadline` (by default
+    `MAX_PRESET_SECONDS` from now).
 
     A preset without ``name`` is named after its file's stem (``Untitled
     tree`` when `filename` is not a file name, such as ``<string>``).
     """
-    raw, marks = read_yaml_mapping(text, filename)
+    raw, marks = read_yaml_mapping(text, filename, deadline)
     if "name" not in raw and not filename.startswith("<"):
         raw["name"] = Path(filename).stem
     return Preset(validate(raw, filename, marks), Path(path) if path is not None else None,
@@ -739,12 +779,16 @@ def parse_preset(text: str, filename: str = "<string>", path: str | os.PathLike 
 def load_preset(source: str | os.PathLike) -> Preset:
     """Load a preset from a file path or a shipped preset's name (``young_oak``)."""
     path = resolve_preset(source)
-    return parse_preset(read_preset_text(path), path.name, path)
+    deadline = ReadDeadline(path.name)
+    return parse_preset(read_preset_text(path, deadline), path.name, path, deadline)
 
 
-def read_preset_text(path: Path) -> str:
+def read_preset_text(path: Path, deadline: ReadDeadline | None = None) -> str:
     """The text of a preset file, refusing anything but a regular file of at most
-    `MAX_PRESET_BYTES` (a FIFO would block, a device never end), binary and non-UTF-8 files."""
+    `MAX_PRESET_BYTES` (a FIFO would block, a device never end), binary and non-UTF-8 files,
+    and a read that goes on past `deadline` (by default `MAX_PRESET_SECONDS` from now; looked
+    at between chunks of `READ_CHUNK_BYTES`)."""
+    deadline = deadline or ReadDeadline(path.name)
     try:
         # O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it.
         descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
@@ -759,10 +803,7 @@ def read_preset_text(path: Path) -> str:
             raise PresetError(_one_line(
                 f"{path}: the file is {info.st_size / 2**20:.0f} MiB, more than a preset may be "
                 f"({MAX_PRESET_BYTES // 2**20} MiB)"))
-        try:
-            blob = stream.read(MAX_PRESET_BYTES + 1)
-        except OSError as exc:
-            raise PresetError(_one_line(f"{path}: cannot read the file: {_why(exc)}")) from None
+        blob = _read_chunks(stream, path, deadline)
     if len(blob) > MAX_PRESET_BYTES:
         raise PresetError(_one_line(f"{path}: the file grew beyond {MAX_PRESET_BYTES // 2**20} "
                                     f"MiB while it was read"))
@@ -774,6 +815,22 @@ def read_preset_text(path: Path) -> str:
         line = blob.count(b"\n", 0, exc.start) + 1
         raise PresetError(f"{path.name}:{line}: not a UTF-8 text file "
                           f"(byte 0x{blob[exc.start]:02x})") from None
+
+
+def _read_chunks(stream, path: Path, deadline: ReadDeadline) -> bytearray:
+    """At most `MAX_PRESET_BYTES` + 1 bytes of `stream`, looking at `deadline` after each chunk."""
+    blob = bytearray()
+    while len(blob) <= MAX_PRESET_BYTES:
+        deadline.check()
+        try:
+            chunk = stream.read(min(READ_CHUNK_BYTES, MAX_PRESET_BYTES + 1 - len(blob)))
+        except OSError as exc:
+            raise PresetError(_one_line(f"{path}: cannot read the file: {_why(exc)}")) from None
+        if not chunk:
+            break
+        blob += chunk
+    deadline.check()
+    return blob
 
 
 def _why(error: OSError) -> str:

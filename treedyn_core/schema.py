@@ -218,8 +218,9 @@ SIMULATION: dict[str, Field] = {
 
 WIND: dict[str, Field] = {
     "speed": Field("float", 6.0, "mean speed U at reference_height (at most 60 m/s: trees break "
-                   "near 40 m/s, and above 60 m/s the implicit step diverged on every shipped "
-                   "preset in storm turbulence; see docs/hardening.md)", "m/s", min=0.0,
+                   "near 40 m/s; the implicit step is shown stable up to 60 m/s on every "
+                   "shipped preset at turbulence 1.0; see docs/hardening.md)", "m/s",
+                   min=0.0,
                    max=MAX_WIND_SPEED),
     "direction_deg": Field("float", 0.0, "azimuth the wind blows toward (0 = +x, 90 = +y)", "deg"),
     "reference_height": Field("float", 10.0, "height z_ref of the reference speed", "m", min=0.0,

@@ -35,7 +35,7 @@ import numpy as np
 
 from . import schema
 from .errors import PresetError, TreedynError
-from .preset import (apply_overrides, error_at_key, load_preset, read_preset_text,
+from .preset import (ReadDeadline, apply_overrides, error_at_key, load_preset, read_preset_text,
                      read_yaml_mapping, resolve_preset)
 
 TOP_KEYS = ("study", "preset", "duration", "dt", "set", "grid", "samples", "series")
@@ -99,7 +99,8 @@ def load_study(path: str | Path) -> Study:
     path = Path(path)
     if not path.is_file():
         raise TreedynError(f"{path}: no such study file")
-    raw, marks = read_yaml_mapping(read_preset_text(path), path.name)
+    deadline = ReadDeadline(path.name)
+    raw, marks = read_yaml_mapping(read_preset_text(path, deadline), path.name, deadline)
     # The reader quotes keys that are not identifiers (grid.'wind.speed'); errors name them plain.
     marks.update({key.replace("'", ""): line for key, line in list(marks.items())})
     fail = lambda key, message: error_at_key(path.name, marks, key, message)  # noqa: E731
