@@ -73,12 +73,14 @@ WEEPING_DROOP_DEG = 15.0  # a generator whose branches droop at least this much 
 
 def foliage_form(data: dict) -> FoliageForm:
     """The species form of a validated preset's data: a generated tree with whorls is a
-    conifer, one whose branches droop by WEEPING_DROOP_DEG or more weeps; else broadleaf."""
+    conifer, one whose branches (of some level) droop by WEEPING_DROOP_DEG or more weeps;
+    else broadleaf."""
     generator = (data.get("tree") or {}).get("generator")
     if not data.get("tree", {}).get("limbs") and generator:
         if generator.get("whorls", 0) > 0:
             return FORMS["conifer"]
-        if generator.get("droop_deg", 0.0) >= WEEPING_DROOP_DEG:
+        droop = generator.get("droop_deg", 0.0)  # a number, or one per level
+        if max(droop if isinstance(droop, list) else [droop]) >= WEEPING_DROOP_DEG:
             return FORMS["weeping"]
     return FORMS["broadleaf"]
 
