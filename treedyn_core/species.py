@@ -173,7 +173,7 @@ def derive(name: str, height: float, dbh: float, stand: str = "forest",
         "leaf_area": leaf_area,
         "whorls": tiers,
         "whorl_length_ratio": whorl_length_ratio,
-        "droop_deg": float(branching["droop_deg"]),
+        "droop_deg": _per_level_number(branching["droop_deg"]),
         "droop_level": 1,
         "stem_form": q,
         "leaf_mass_per_area": float(foliage["leaf_mass_per_area"]),
@@ -194,6 +194,11 @@ def derive(name: str, height: float, dbh: float, stand: str = "forest",
         "vogel_exponent": float(foliage["vogel_exponent"]),
     }
     return {"generator": generator, "material": material, "wind": wind}
+
+
+def _per_level_number(value) -> float | list[float]:
+    """A table entry that is a number or a list per branching level, as floats."""
+    return [float(v) for v in value] if isinstance(value, list) else float(value)
 
 
 def _number(value, key: str, fail: Fail) -> float:
