@@ -293,7 +293,8 @@ def _materials(motion: Motion, foliage: bool) -> tuple[list[dict], np.ndarray]:
     step = np.rint(twig_weight(motion.radius) * (BARK_MATERIALS - 1)).astype(int)
     used, shade = np.unique(step, return_inverse=True)
     materials = [{"name": f"bark {k}", "pbrMetallicRoughness": {
-        "baseColorFactor": _linear(bark_color(k / (BARK_MATERIALS - 1))[:3]) + [1.0],
+        "baseColorFactor": _linear(bark_color(k / (BARK_MATERIALS - 1),
+                                              motion.form.bark)[:3]) + [1.0],
         "metallicFactor": 0.0, "roughnessFactor": 0.9}} for k in used]
     if foliage:
         materials.append({"name": f"foliage ({motion.form.name})", "doubleSided": True,

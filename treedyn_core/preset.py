@@ -422,6 +422,7 @@ _EXPECTED = {
     "float_or_vec3": "a number or a list of 3 numbers",
     "int_or_list": "an integer or a non-empty list of integers",
     "float_or_list": "a number or a non-empty list of numbers",
+    "colour": "a colour #rrggbb",
     "initial_state": "a list of entries",
 }
 
@@ -537,6 +538,12 @@ def _int_or_list(value: Any, spec: Field, path: str, where: _Where) -> int | lis
     return [int(x) for x in value]
 
 
+def _colour(value: Any, spec: Field, path: str, where: _Where) -> str:
+    if not (isinstance(value, str) and re.fullmatch(r"#[0-9a-fA-F]{6}", value)):
+        _type_error(value, spec, path, where)
+    return value
+
+
 def _float_or_list(value: Any, spec: Field, path: str, where: _Where) -> float | list[float]:
     if not isinstance(value, list):
         return _float(value, spec, path, where)
@@ -595,6 +602,7 @@ _KINDS = {
     "float_or_vec3": _float_or_vec3,
     "int_or_list": _int_or_list,
     "float_or_list": _float_or_list,
+    "colour": _colour,
     "initial_state": _initial_state,
 }
 

@@ -17,6 +17,8 @@ Kinds of leaf:
     An int (a float), or a list of them (one per branching level).
 ``enum``
     A string among ``choices``.
+``colour``
+    A string ``#rrggbb`` (sRGB, hexadecimal).
 ``limbs``, ``initial_state``
     A list of mappings, each validated against `LIMB` or `INITIAL_STATE_ENTRY`.
 
@@ -143,6 +145,10 @@ GENERATOR: dict[str, Any] = {
                        "past vertical (weeping); negative: toward the sky (a number, or a list "
                        "per level)", "deg", min=-90.0, max=90.0),
     "droop_level": Field("int", 1, "first branching level whose limbs droop", min=1),
+    "foliage_colour": Field("colour", None, "colour of the foliage as drawn, #rrggbb (sRGB); "
+                            "null: the species table's, else the foliage form's", nullable=True),
+    "bark_colour": Field("colour", None, "colour of the bark of the thickest limbs as drawn, "
+                         "#rrggbb (sRGB); null: the species table's, else brown", nullable=True),
     "max_limbs": Field("int", 250000, "refuse larger trees with a clear error (at most "
                        "250,000: a tree's run needs ~1 kB per limb and frame)", min=1,
                        max=250000),

@@ -20,7 +20,8 @@ always wins):
   this DBH and height: small trees carry relatively more crown than large ones.
 - Root: ``root_stiffness`` from the critical turning moment per stem mass (`anchorage`).
 - Wood: density, Young's modulus, Poisson's ratio, modulus of rupture, structural damping
-  ratio; wind: the foliage's drag coefficient and Vogel exponent.
+  ratio; wind: the foliage's drag coefficient and Vogel exponent; look: the foliage's and
+  the bark's colours.
 
 The species table gives the source of every number.
 """
@@ -180,6 +181,8 @@ def derive(name: str, height: float, dbh: float, stand: str = "forest",
         "branch_mass": branch_mass,
         "root_stiffness": anchorage.root_stiffness(
             spec["anchorage"]["turning_moment_per_stem_mass"], stem_mass),
+        "foliage_colour": spec["colour"]["foliage"],
+        "bark_colour": spec["colour"]["bark"],
     }
     material = {
         "density": float(wood["density"]),
