@@ -136,6 +136,11 @@ class GrabSpring:
         self.stiffness = 0.0
         self.damping = 0.0
         self.force = 0.0
+        # The pull's bending moment over the breaking moment at the grabbed limb's base and at
+        # the tree's base, the larger (≥ 1: the wood would break; display only).
+        self.overload = 0.0
+        self.overload_at_ground = False
+        self._breaking = None   # N m: breaking moments at the limb's base and the tree's base
         self._implicit = None   # the pull is in the step (True) or an external load (False)
         self._anchor = None     # m, inertial: where the spring is held (moves to the target)
         self._n = None
@@ -167,6 +172,10 @@ class GrabSpring:
         if not implicit:
             self.stiffness = min(self.stiffness, mass * (MAX_SPRING_RATE / sim.dt) ** 2)
         self.damping = 2.0 * SPRING_DAMPING_RATIO * math.sqrt(self.stiffness * mass)
+        # M = π/32·MOR·d³, a round section's breaking moment from the modulus of rupture.
+        rupture = float(sim.data["material"]["modulus_of_rupture"])
+        self._breaking = [math.pi / 4.0 * rupture * float(tree.radius[i]) ** 3
+                          for i in (self.limb, 0)]
 
     def apply(self, sim) -> None:
         """Put this spring's pull in force in the simulation (before a step)."""
@@ -183,6 +192,10 @@ class GrabSpring:
         size = float(np.linalg.norm(step))
         self._anchor = self._anchor + (step if size <= reach else step * (reach / size))
         self.force = float(self.stiffness * np.linalg.norm(self._anchor - point))
+        pull = self.stiffness * (self._anchor - point)
+        ratios = [float(np.linalg.norm(np.cross(point - sim.base[i], pull))) / m
+                  for i, m in zip((self.limb, 0), self._breaking)]
+        self.overload, self.overload_at_ground = max(ratios), ratios[1] > ratios[0]
         if implicit:
             offset = self.s * sim.tree.length[self.limb] * sim.tree.u[self.limb]
             sim.set_pull(self.limb, offset, self._anchor, self.stiffness, self.damping)
@@ -203,7 +216,7 @@ class GrabSpring:
         if sim.model == "articulated":
             sim.set_pull(-1, np.zeros(3), np.zeros(3), 0.0, 0.0)
         sim.set_external_loads(np.zeros((n, 3)), np.zeros((n, 3)))
-        self.force = 0.0
+        self.force = self.overload = 0.0
 
 
 def limb_label(tree, limb: int, point: np.ndarray, base: np.ndarray) -> str:
@@ -311,7 +324,18 @@ class GrabTool:
         point = base[i] + spring.s * (tip[i] - base[i])
         self.canvas.set_spring(point, self._target)
         if spring.force > 0:
-            self._on_change(f"Pulling {self._limb_name}: {format_force(spring.force)}")
+            self._on_change(f"Pulling {self._limb_name}: {format_force(spring.force)}"
+                            + breaking_words(spring, self._limb_name))
+
+
+def breaking_words(spring: GrabSpring, limb_name: str) -> str:
+    """' — would break the branch' (or the trunk, or the trunk at the ground) when the pull's
+    bending moment exceeds the wood's breaking moment there; '' otherwise."""
+    if spring.overload < 1.0:
+        return ""
+    if spring.overload_at_ground:
+        return " — would break the trunk at the ground"
+    return " — would break the " + ("trunk" if limb_name.startswith("trunk") else "branch")
 
 
 def format_force(newtons: float) -> str:

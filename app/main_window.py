@@ -707,7 +707,7 @@ class MainWindow(QMainWindow):
             tree = build_tree(preset.data, getattr(preset, "error", None), damping_model=False)
         except TreedynError:
             return  # the worker reports it
-        self.canvas.set_tree(tree)
+        self.canvas.set_tree(tree, form=foliage_form(preset.data))  # its form and colours
         self._framed_preset = preset
         wind = preset.data["wind"]
         self.canvas.set_wind(float(wind["speed"]), float(wind["direction_deg"]))

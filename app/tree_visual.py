@@ -198,7 +198,7 @@ class TreeVisual:
         self._class_start = self._class_stop - counts
         self._gather = np.empty((n, 3))
         self._segments = np.zeros((n, 2, 3), dtype=np.float32)
-        self._colors = limb_colors(radius)
+        self._colors = limb_colors(radius, form.bark)
         vertex_colors = np.repeat(self._colors[self._order], 2, axis=0).astype(np.float32)
         self._limbs.set_segments(self._segments.reshape(-1, 3), vertex_colors,
                                  self._class_start, self._class_stop)

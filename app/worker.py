@@ -159,6 +159,11 @@ class Frame:
     probe: Probe | None = None
 
 
+# When the default start in the mean wind's balance finds none (Simulation.start_notice).
+START_FROM_REST = ("No balance found for the tree in this wind's mean force (too strong): it "
+                   "starts from rest, so the first seconds show a start-up swing")
+
+
 @dataclass(frozen=True)
 class Event:
     """News for the user. kind: compiling (message: its progress) | ready | loaded | load_failed
@@ -490,7 +495,14 @@ class SimulationWorker(threading.Thread):
         self._publish(self._state())
         if announce:
             self._news.put(Event("ready" if first else "loaded", "", preset))
+        self._tell_start(sim)
         return True
+
+    def _tell_start(self, sim) -> None:
+        """A tree that was to start bent by the mean wind but found no balance in it starts
+        from rest: say so (the run's `start_notice`) in words a user understands."""
+        if getattr(sim, "start_notice", None):
+            self._news.put(Event("notice", START_FROM_REST))
 
     # -- commands (worker thread only) ---------------------------------------------------------
 
@@ -548,6 +560,7 @@ class SimulationWorker(threading.Thread):
 
     def _do_reset(self) -> None:
         self._sim.reset()
+        self._tell_start(self._sim)
         self._failure = None
         self._samples.clear()
         self._owed = 0.0

@@ -81,3 +81,32 @@ def test_energy_readout_and_model_switch_explain_themselves(qtbot, settings):
         assert window.statusBar().currentMessage() == MODEL_NOTES["articulated"]
     finally:
         window.shutdown()
+
+
+def test_a_start_from_rest_for_want_of_a_balance_is_told(qtbot):
+    """When the default start in the mean wind's balance finds none, the simulation starts
+    from rest (`start_notice`, which `treedyn run` prints): the worker says so in words, after
+    the load and after every reset, and the window shows them in the status line."""
+    from treedyn_app.worker import START_FROM_REST, SimulationWorker
+    from treedyn_core.simulation import Simulation
+
+    class NoBalance(Simulation):
+        def reset(self):
+            super().reset()
+            self.start_notice = "no static equilibrium under the mean wind was found"
+
+    worker = SimulationWorker(load_preset("sapling"), simulation_factory=NoBalance)
+    worker.start()
+    try:
+        told = []
+        qtbot.waitUntil(lambda: told.extend(e.message for e in worker.events()
+                                            if e.kind == "notice") or bool(told), timeout=60_000)
+        assert told == [START_FROM_REST]
+        assert "starts from rest" in START_FROM_REST and "no balance" in START_FROM_REST.lower()
+        worker.reset()
+        told.clear()
+        qtbot.waitUntil(lambda: told.extend(e.message for e in worker.events()
+                                            if e.kind == "notice") or bool(told), timeout=10_000)
+        assert told == [START_FROM_REST]
+    finally:
+        worker.close()

@@ -359,6 +359,46 @@ def test_droop_bends_toward_the_ground_never_past_vertical():
     assert hanging > 0  # some shoots hang straight down
 
 
+def test_per_level_droop_sags_then_rises():
+    """A list gives each level its own droop: level-1 limbs turn toward the ground by the
+    first entry, level-2 limbs toward the sky by the second (a spruce's sagging branch with an
+    upturned end); a list shorter than the levels repeats its last entry."""
+    droop = [8.0, -12.0]
+    g = filled(CONIFER, jitter=0.0, levels=3, children=[5, 2, 2], segments=[3, 2, 2],
+               droop_deg=droop)
+    limbs = generate(g)
+    C_IF, _, _ = world(limbs)
+    index = {limb["name"]: i for i, limb in enumerate(limbs)}
+    up = np.array([0.0, 0.0, 1.0])
+    seen = set()
+    for i, limb in enumerate(limbs):
+        if ".s" not in limb["name"]:
+            continue
+        level = limb["name"].split(".s")[0].count(".") + 1
+        delta = droop[min(level, len(droop)) - 1]
+        p = index[limb["parent"]]
+        before, after = angle_deg(C_IF[p][:, 2], up), angle_deg(C_IF[i][:, 2], up)
+        expected = min(180.0, before + delta) if delta > 0 else max(0.0, before + delta)
+        assert abs(after - expected) < ANGLE_ATOL_DEG, (limb["name"], before, after)
+        seen.add(level)
+    assert seen == {1, 2, 3}
+
+
+def test_per_level_length_ratio():
+    """Each branch is its level's length_ratio times its parent branch (the trunk for level
+    1); the last entry repeats."""
+    ratios = [0.5, 1.5]
+    limbs = generate(filled(jitter=0.0, levels=3, children=2, segments=2,
+                            length_ratio=ratios))
+    trunk = filled()["trunk"]["length"]
+    for limb in limbs:
+        if limb["name"].startswith("trunk") or ".s" in limb["name"]:
+            continue
+        level = limb["name"].count(".") + 1
+        expected = trunk * np.prod([ratios[min(k, 1)] for k in range(level)])
+        assert 2 * limb["length"] == pytest.approx(expected, rel=1e-12), limb["name"]
+
+
 def test_negative_droop_bends_upward():
     flat = world(generate(filled(jitter=0.0)))[2]
     raised = world(generate(filled(jitter=0.0, droop_deg=-10.0)))[2]

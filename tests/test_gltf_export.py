@@ -272,3 +272,21 @@ def test_written_file_has_the_usual_permissions(tmp_path):
     (tmp_path / "plain").touch()
     assert out.stat().st_mode & 0o777 == (tmp_path / "plain").stat().st_mode & 0o777
     assert os.access(out, os.R_OK)
+
+
+def test_the_tree_colours_travel_through_the_npz_into_the_materials(tmp_path):
+    """The run keeps the conifer's species colours (the species table's Norway spruce); the
+    export's bark material of the thickest limbs and its foliage material carry them (linear
+    RGB of the sRGB colours)."""
+    from treedyn_core import species
+    from treedyn_core.gltf_export import _linear
+    from treedyn_core.limb_mesh import rgb
+    arrays = _run("conifer", 0.05)
+    table = species.entry("picea_abies")["colour"]
+    assert tuple(arrays["foliage_colour"]) == rgb(table["foliage"])
+    assert tuple(arrays["bark_colour"]) == rgb(table["bark"])
+    gltf = pygltflib.GLTF2().load(str(_write(tmp_path, "conifer", arrays)))
+    colours = {m.name: m.pbrMetallicRoughness.baseColorFactor[:3] for m in gltf.materials}
+    np.testing.assert_allclose(colours["bark 0"], _linear(rgb(table["bark"])), rtol=1e-6)
+    np.testing.assert_allclose(colours["foliage (conifer)"], _linear(rgb(table["foliage"])),
+                               rtol=1e-6)

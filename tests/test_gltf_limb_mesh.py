@@ -103,3 +103,23 @@ def test_foliage_budget_spreads_the_area_over_fewer_limbs():
                                           ("weeping_willow", "weeping"), ("two_limbs", "broadleaf")])
 def test_species_form_of_the_shipped_presets(preset, form):
     assert foliage_form(load_preset(preset).data).name == form
+
+
+def test_tree_colours_come_from_the_species_and_the_preset_overrides_them():
+    """The conifer (species picea_abies) is drawn in its table entry's colours; a preset's own
+    foliage_colour or bark_colour wins; a bad colour is one line naming the key."""
+    from treedyn_core import species
+    from treedyn_core.limb_mesh import limb_colors, rgb
+    from treedyn_core.preset import apply_overrides
+    from treedyn_core.errors import PresetError
+    data = load_preset("conifer").data
+    table = species.entry("picea_abies")["colour"]
+    form = foliage_form(data)
+    assert form.colour == rgb(table["foliage"]) and form.bark == rgb(table["bark"])
+    assert rgb("#ff8000") == (1.0, 128 / 255, 0.0)
+    radius = np.array([0.3, 0.1, 0.01])
+    np.testing.assert_allclose(limb_colors(radius, form.bark)[0, :3], form.bark)
+    mine = foliage_form(apply_overrides(data, ["tree.generator.bark_colour='#102030'"]))
+    assert mine.bark == rgb("#102030") and mine.colour == form.colour
+    with pytest.raises(PresetError, match="tree.generator.foliage_colour.*#rrggbb"):
+        apply_overrides(data, ["tree.generator.foliage_colour=green"])

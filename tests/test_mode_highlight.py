@@ -59,11 +59,16 @@ def test_hovering_a_mode_highlights_its_moving_limbs(qtbot, open_window):
         mask = window.highlight.mask
         motion = moving_limbs(tree, window._modes_job.result, row)
         np.testing.assert_array_equal(mask, motion >= MOVING_FRACTION)
-        brightest = tree.names[int(np.argmax(motion))]
         branch = branch_of(description)
         if branch is not None:
-            assert brightest == branch or brightest.startswith(branch + "."), \
-                (description, brightest)
+            # The label names the branch holding most of the mode's motion, so of it and its
+            # sibling branches it is the one the highlight lights most (one light twig of a
+            # sibling may still swing a little further than any limb of it).
+            first = tree.names.index(branch)
+            lit = {c: float(motion[list(tree.subtree(c))].sum())
+                   for c in tree.children(int(tree.parent[first]))}
+            assert max(lit, key=lit.get) == first, (description, {
+                tree.names[c]: round(v, 2) for c, v in lit.items()})
             checked += 1
         elif description.startswith("trunk sway"):  # the crown top moves most
             assert mask[window.worker.simulation.crown_top()]

@@ -792,6 +792,8 @@ def field_values(spec: schema.Field) -> st.SearchStrategy:
         "vec3": lambda: _vectors(spec),
         "float_or_vec3": lambda: st.one_of(numbers, _vectors(spec)),
         "int_or_list": lambda: st.one_of(ints, st.lists(ints, min_size=1, max_size=4)),
+        "float_or_list": lambda: st.one_of(numbers, st.lists(numbers, min_size=1, max_size=4)),
+        "colour": lambda: st.from_regex(r"#[0-9a-fA-F]{6}", fullmatch=True),
     }
     values = by_kind[spec.kind]()
     return st.one_of(st.none(), values) if spec.nullable else values

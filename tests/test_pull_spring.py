@@ -185,3 +185,31 @@ def test_grab_follows_the_cursor_on_every_shipped_preset(name):
         misses[kind] = np.linalg.norm(reached - point - drag) / np.linalg.norm(drag)
     print(name, {kind: f"{miss:.1%}" for kind, miss in misses.items()})
     assert max(misses.values()) <= 0.10
+
+
+def test_grab_says_when_the_pull_would_break_the_branch():
+    """The grab's overload is the pull's bending moment at the grabbed limb's base over that
+    section's breaking moment π/32·MOR·d³ (or at the tree's base, the larger): a small drag of
+    a twig stays below 1 and says nothing, a drag of metres says "would break the branch"."""
+    from treedyn_app.grab import breaking_words
+    data = apply_overrides(load_preset("young_oak").data, ["wind.speed=0"])
+    limb = Simulation.from_data(data).tree.n - 1   # a twig
+    for drag, breaks in ((0.02, False), (3.0, True)):
+        sim = Simulation.from_data(data)
+        base, tip = sim.base[limb], sim.tip[limb]
+        spring = GrabSpring(limb, 0.9, base + 0.9 * (tip - base))
+        spring.set_target(spring.target + np.array([drag, 0.0, 0.0]))
+        for _ in range(int(round(1.0 / sim.dt))):   # the tree follows the pull
+            spring.apply(sim)
+            sim.step(1)
+        spring.apply(sim)
+        point, _ = spring.point(sim)
+        force = spring.stiffness * (spring._anchor - point)
+        rupture = data["material"]["modulus_of_rupture"]
+        moments = [np.linalg.norm(np.cross(point - sim.base[i], force))
+                   / (np.pi / 32 * rupture * (2 * sim.tree.radius[i]) ** 3) for i in (limb, 0)]
+        assert spring.overload == pytest.approx(max(moments), rel=1e-6)
+        assert (spring.overload >= 1.0) == breaks
+        words = breaking_words(spring, "branch 2, 3.1 m out")
+        assert words == (" — would break the branch" if breaks else "")
+        spring.release(sim)

@@ -265,3 +265,14 @@ def test_preset_sway_frequency_is_the_one_stated(name):
     data = load_preset(name).data
     stated = float(re.search(r"f0 = ([0-9.]+) Hz", data["description"]).group(1))
     assert sway_frequency_hz(modes(data, 12)) == pytest.approx(stated, rel=0.01)
+
+
+def test_every_species_has_colours_with_a_source():
+    for name in species.names():
+        colour = species.entry(name)["colour"]
+        for key in ("foliage", "bark"):
+            assert re.fullmatch(r"#[0-9a-f]{6}", colour[key]), (name, key)
+        assert colour["source"]
+        generator = species.derive(name, 15.0, 0.3)["generator"]
+        assert (generator["foliage_colour"], generator["bark_colour"]) == (
+            colour["foliage"], colour["bark"])

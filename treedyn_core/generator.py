@@ -4,9 +4,10 @@ The tree
 --------
 A straight vertical trunk of ``trunk.segments`` equal limbs (total length
 ``trunk.length``). Then ``levels`` generations of branches, level 1 first; a
-branch is a chain of ``segments`` equal limbs. ``children`` and ``segments``
-are ints, or lists with one entry per level; a list shorter than ``levels``
-repeats its last entry (longer lists are cut).
+branch is a chain of ``segments`` equal limbs. ``children``, ``segments``,
+``length_ratio`` and ``droop_deg`` are numbers, or lists with one entry per
+level; a list shorter than ``levels`` repeats its last entry (longer lists are
+cut).
 
 * Decurrent (``whorls: 0``, docs/design.md §6.3): the trunk ends in
   ``children[0]`` level-1 branches; every branch of level l < levels ends in
@@ -30,11 +31,13 @@ branch of a branching has φ = k·``azimuth_step_deg`` (phyllotaxis); in a whorl
 by the step). Later limbs of a branch go on straight (rest rotation 0) except
 for jitter and droop.
 
-Droop (``droop_deg`` δ, from branching level ``droop_level`` on): every limb of
-such a branch, its first included, is turned by δ toward straight down
-(toward straight up when δ < 0) about the horizontal axis normal to it,
-never past the vertical. Successive limbs of a branch accumulate the bend,
-which makes arching and hanging (weeping) branches.
+Droop (``droop_deg`` δ of the branch's level, from branching level
+``droop_level`` on): every limb of such a branch, its first included, is
+turned by δ toward straight down (toward straight up when δ < 0) about the
+horizontal axis normal to it, never past the vertical. Successive limbs of a
+branch accumulate the bend, which makes arching and hanging (weeping)
+branches; a level that droops under one that rises gives a spruce's sagging
+branches with upturned ends.
 
 Jitter (``jitter`` j, every draw uniform in ±1 from
 ``numpy.random.default_rng(seed)``, in a fixed order, so the same seed gives
@@ -104,6 +107,14 @@ def _per_level_head(gen: dict, key: str, error: ErrorFactory) -> list[int]:
 def _per_level(gen: dict, key: str, error: ErrorFactory) -> list[int]:
     """``children``/``segments`` for levels 1..levels (a short list repeats its last entry)."""
     head = _per_level_head(gen, key, error)
+    return [head[min(i, len(head) - 1)] for i in range(int(gen["levels"]))]
+
+
+def _per_level_float(gen: dict, key: str, default: float) -> list[float]:
+    """``length_ratio``/``droop_deg`` for levels 1..levels (a number is every level's; a short
+    list repeats its last entry)."""
+    value = gen.get(key, default)
+    head = [float(v) for v in value] if isinstance(value, (list, tuple)) else [float(value)]
     return [head[min(i, len(head) - 1)] for i in range(int(gen["levels"]))]
 
 
@@ -286,9 +297,9 @@ def generate(gen: dict, error: ErrorFactory | None = None,
     segments = _per_level(gen, "segments", error)
     branch_angle = math.radians(float(gen["branch_angle_deg"]))
     azimuth_step = math.radians(float(gen["azimuth_step_deg"]))
-    length_ratio = float(gen["length_ratio"])
+    length_ratio = _per_level_float(gen, "length_ratio", 0.7)
     whorl_length_ratio = float(gen.get("whorl_length_ratio", 0.3))
-    droop = math.radians(float(gen.get("droop_deg", 0.0)))
+    droop = np.radians(_per_level_float(gen, "droop_deg", 0.0))
     droop_level = int(gen.get("droop_level", 1))
 
     names: list[str] = [f"trunk{k}" for k in range(trunk_segments)]
@@ -328,11 +339,11 @@ def generate(gen: dict, error: ErrorFactory | None = None,
             branch_names = [f"b{w * n_children + j}" for w, j in zip(whorl[of], k)]
         else:
             azimuth = k * azimuth_step + offset[of]
-            branch_length = length_ratio * parent_length[of] * vary[:, 0]
+            branch_length = length_ratio[level - 1] * parent_length[of] * vary[:, 0]
             branch_names = [f"{prefixes[i]}.{j}" if prefixes[i] else f"b{j}"
                             for i, j in zip(of, k)]
         tilt = np.clip(branch_angle * vary[:, 1], 0.0, math.pi)
-        bend = (droop if level >= droop_level else 0.0) * vary[:, 2]
+        bend = (droop[level - 1] if level >= droop_level else 0.0) * vary[:, 2]
 
         # Limb j of branch b is n + b·n_segments + j: each branch's limbs are consecutive.
         first = n + n_segments * np.arange(n_branches)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import os
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterator
 
@@ -39,6 +39,15 @@ FLOAT, UNSIGNED_SHORT = 5126, 5123
 ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER = 34962, 34963
 REQUIRED_ARRAYS = ("t", "names", "parent", "C_IF", "base", "tip", "radius", "leaf_area",
                    "foliage_form")
+
+
+def _form(arrays) -> FoliageForm:
+    """The foliage form a run's arrays name, in the run's colours (an NPZ of an earlier
+    treedyn has none: the form's own)."""
+    form = FORMS.get(str(arrays["foliage_form"]), FORMS["broadleaf"])
+    colours = {key: tuple(float(c) for c in arrays[name]) for key, name in
+               (("colour", "foliage_colour"), ("bark", "bark_colour")) if name in arrays}
+    return replace(form, **colours)
 
 
 @dataclass
@@ -75,7 +84,7 @@ class Motion:
                    tip=np.asarray(arrays["tip"], dtype=float),
                    radius=np.asarray(arrays["radius"], dtype=float),
                    leaf_area=np.asarray(arrays["leaf_area"], dtype=float),
-                   form=FORMS.get(str(arrays["foliage_form"]), FORMS["broadleaf"]))
+                   form=_form(arrays))
 
 
 class MotionRecorder:
@@ -293,7 +302,8 @@ def _materials(motion: Motion, foliage: bool) -> tuple[list[dict], np.ndarray]:
     step = np.rint(twig_weight(motion.radius) * (BARK_MATERIALS - 1)).astype(int)
     used, shade = np.unique(step, return_inverse=True)
     materials = [{"name": f"bark {k}", "pbrMetallicRoughness": {
-        "baseColorFactor": _linear(bark_color(k / (BARK_MATERIALS - 1))[:3]) + [1.0],
+        "baseColorFactor": _linear(bark_color(k / (BARK_MATERIALS - 1),
+                                              motion.form.bark)[:3]) + [1.0],
         "metallicFactor": 0.0, "roughnessFactor": 0.9}} for k in used]
     if foliage:
         materials.append({"name": f"foliage ({motion.form.name})", "doubleSided": True,

@@ -11,11 +11,11 @@ is shaped.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-# Colours (RGBA, 0..1): bark at the trunk, fresh green at the twigs.
+# Colours (RGBA, 0..1): bark at the trunk (a tree's own, or this), fresh green at the twigs.
 BARK = np.array([0.40, 0.26, 0.13, 1.0])
 TWIG = np.array([0.42, 0.58, 0.20, 1.0])
 # Bark shade dominates: only the thinnest limbs turn green (t ** GREEN_EXPONENT).
@@ -49,6 +49,7 @@ class FoliageForm:
     squash : (3,) scale of the clump along inertial x, y, z at rest (z up): < 1 flattens
     hang : 0 for leaves in random planes; > 0 for hanging strips (curtains): upright,
         pointing down, this many times as long as wide
+    bark : (3,) RGB 0..1 of the thickest limbs
     """
 
     name: str
@@ -57,6 +58,7 @@ class FoliageForm:
     spread: float
     squash: tuple[float, float, float]
     hang: float = 0.0
+    bark: tuple[float, float, float] = tuple(float(c) for c in BARK[:3])
 
 
 FORMS = {
@@ -71,16 +73,28 @@ FORMS = {
 WEEPING_DROOP_DEG = 15.0  # a generator whose branches droop at least this much weeps
 
 
+def rgb(hex_colour: str) -> tuple[float, float, float]:
+    """'#rrggbb' → (r, g, b), 0..1."""
+    return tuple(int(hex_colour[k:k + 2], 16) / 255.0 for k in (1, 3, 5))
+
+
 def foliage_form(data: dict) -> FoliageForm:
-    """The species form of a validated preset's data: a generated tree with whorls is a
-    conifer, one whose branches droop by WEEPING_DROOP_DEG or more weeps; else broadleaf."""
+    """The species form of a validated preset's data, in the tree's colours: a generated tree
+    with whorls is a conifer, one whose branches (of some level) droop by WEEPING_DROOP_DEG or
+    more weeps; else broadleaf. The generator's ``foliage_colour`` and ``bark_colour`` (the
+    species table's, or the preset's own) replace the form's."""
     generator = (data.get("tree") or {}).get("generator")
-    if not data.get("tree", {}).get("limbs") and generator:
-        if generator.get("whorls", 0) > 0:
-            return FORMS["conifer"]
-        if generator.get("droop_deg", 0.0) >= WEEPING_DROOP_DEG:
-            return FORMS["weeping"]
-    return FORMS["broadleaf"]
+    if data.get("tree", {}).get("limbs") or not generator:
+        return FORMS["broadleaf"]
+    form = FORMS["broadleaf"]
+    droop = generator.get("droop_deg", 0.0)  # a number, or one per level
+    if generator.get("whorls", 0) > 0:
+        form = FORMS["conifer"]
+    elif max(droop if isinstance(droop, list) else [droop]) >= WEEPING_DROOP_DEG:
+        form = FORMS["weeping"]
+    colours = {key: rgb(generator[name]) for key, name in
+               (("colour", "foliage_colour"), ("bark", "bark_colour")) if generator.get(name)}
+    return replace(form, **colours)
 
 
 def twig_weight(radius: np.ndarray) -> np.ndarray:
@@ -92,15 +106,15 @@ def twig_weight(radius: np.ndarray) -> np.ndarray:
     return (np.log(r_max / radius) / np.log(r_max / r_min)) ** GREEN_EXPONENT
 
 
-def bark_color(weight: np.ndarray) -> np.ndarray:
-    """(..., 4) RGBA between BARK (weight 0) and TWIG (weight 1)."""
+def bark_color(weight: np.ndarray, bark=BARK[:3]) -> np.ndarray:
+    """(..., 4) RGBA between `bark` (RGB, weight 0) and TWIG (weight 1)."""
     weight = np.asarray(weight, dtype=float)[..., None]
-    return (1.0 - weight) * BARK + weight * TWIG
+    return (1.0 - weight) * np.append(bark, 1.0) + weight * TWIG
 
 
-def limb_colors(radius: np.ndarray) -> np.ndarray:
-    """(N, 4) RGBA per limb, bark brown for the thickest to green for the thinnest."""
-    return bark_color(twig_weight(radius))
+def limb_colors(radius: np.ndarray, bark=BARK[:3]) -> np.ndarray:
+    """(N, 4) RGBA per limb, `bark` (RGB) for the thickest to green for the thinnest."""
+    return bark_color(twig_weight(radius), bark)
 
 
 def tip_radius(parent: np.ndarray, radius: np.ndarray) -> np.ndarray:

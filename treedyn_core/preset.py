@@ -460,6 +460,8 @@ _EXPECTED = {
     "vec3": "a list of 3 numbers",
     "float_or_vec3": "a number or a list of 3 numbers",
     "int_or_list": "an integer or a non-empty list of integers",
+    "float_or_list": "a number or a non-empty list of numbers",
+    "colour": "a colour #rrggbb",
     "initial_state": "a list of entries",
 }
 
@@ -575,6 +577,22 @@ def _int_or_list(value: Any, spec: Field, path: str, where: _Where) -> int | lis
     return [int(x) for x in value]
 
 
+def _colour(value: Any, spec: Field, path: str, where: _Where) -> str:
+    if not (isinstance(value, str) and re.fullmatch(r"#[0-9a-fA-F]{6}", value)):
+        _type_error(value, spec, path, where)
+    return value
+
+
+def _float_or_list(value: Any, spec: Field, path: str, where: _Where) -> float | list[float]:
+    if not isinstance(value, list):
+        return _float(value, spec, path, where)
+    if not value or not all(map(_is_number, value)):
+        _type_error(value, spec, path, where)
+    numbers = _finite_floats(value, value, path, where)
+    _check_range(numbers, value, spec, path, where)
+    return numbers
+
+
 def _limbs(value: Any, path: str, where: _Where) -> list[dict]:
     """The explicit limbs (null is refused too: `_tree` has checked that they are given)."""
     if not isinstance(value, list) or not value:
@@ -622,6 +640,8 @@ _KINDS = {
     "vec3": _vec3,
     "float_or_vec3": _float_or_vec3,
     "int_or_list": _int_or_list,
+    "float_or_list": _float_or_list,
+    "colour": _colour,
     "initial_state": _initial_state,
 }
 

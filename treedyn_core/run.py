@@ -138,10 +138,13 @@ def simulate(sim: Simulation, duration: float, every: int | None = None,
         out[key] = tree.to_preset_order(out[key], axis=1)
     out["names"] = np.array(tree.to_preset_order(np.array(tree.names, dtype=object)), dtype=str)
     out["parent"] = _preset_parents(tree)
-    # The limbs' looks, for `treedyn export` (glTF): radii, leaf areas, species form.
+    # The limbs' looks, for `treedyn export` (glTF): radii, leaf areas, species form, colours.
     out["radius"] = tree.to_preset_order(tree.radius)
     out["leaf_area"] = tree.to_preset_order(tree.leaf_area)
-    out["foliage_form"] = np.array(foliage_form(sim.data).name)
+    form = foliage_form(sim.data)
+    out["foliage_form"] = np.array(form.name)
+    out["foliage_colour"] = np.array(form.colour)   # (3,) RGB 0..1
+    out["bark_colour"] = np.array(form.bark)
     return RunResult(out, steps, wall, sim.energy_scale)
 
 

@@ -13,10 +13,12 @@ Kinds of leaf:
     A list of three finite floats.
 ``float_or_vec3``
     A scalar, or a list of three finite floats (per limb axis).
-``int_or_list``
-    An int, or a list of ints (one per branching level).
+``int_or_list``, ``float_or_list``
+    An int (a float), or a list of them (one per branching level).
 ``enum``
     A string among ``choices``.
+``colour``
+    A string ``#rrggbb`` (sRGB, hexadecimal).
 ``limbs``, ``initial_state``
     A list of mappings, each validated against `LIMB` or `INITIAL_STATE_ENTRY`.
 
@@ -126,8 +128,8 @@ GENERATOR: dict[str, Any] = {
                               "deg", min=0.0, max=180.0),
     "azimuth_step_deg": Field("float", 137.5, "azimuth between successive branches "
                               "(phyllotaxis)", "deg"),
-    "length_ratio": Field("float", 0.7, "branch length over parent branch length", min=0.01,
-                          max=2.0),
+    "length_ratio": Field("float_or_list", 0.7, "branch length over parent branch length "
+                          "(a number, or a list per level)", min=0.01, max=2.0),
     "radius_exponent": Field("float", 2.0, "da Vinci exponent e: r_parent^e = sum r_child^e",
                              min=0.5, max=4.0),
     "jitter": Field("float", 0.1, "relative random variation of lengths and angles", min=0.0,
@@ -139,10 +141,14 @@ GENERATOR: dict[str, Any] = {
     "whorl_length_ratio": Field("float", 0.3, "whorl branch length over the trunk length above "
                                 "the whorl (conical crown); only with whorls > 0", min=0.0,
                                 min_open=True, max=2.0),
-    "droop_deg": Field("float", 0.0, "bend of each branch limb toward the ground, never past "
-                       "vertical (weeping); negative: toward the sky", "deg", min=-90.0,
-                       max=90.0),
+    "droop_deg": Field("float_or_list", 0.0, "bend of each branch limb toward the ground, never "
+                       "past vertical (weeping); negative: toward the sky (a number, or a list "
+                       "per level)", "deg", min=-90.0, max=90.0),
     "droop_level": Field("int", 1, "first branching level whose limbs droop", min=1),
+    "foliage_colour": Field("colour", None, "colour of the foliage as drawn, #rrggbb (sRGB); "
+                            "null: the species table's, else the foliage form's", nullable=True),
+    "bark_colour": Field("colour", None, "colour of the bark of the thickest limbs as drawn, "
+                         "#rrggbb (sRGB); null: the species table's, else brown", nullable=True),
     "max_limbs": Field("int", 250000, "refuse larger trees with a clear error (at most "
                        "250,000: a tree's run needs ~1 kB per limb and frame)", min=1,
                        max=250000),

@@ -21,7 +21,8 @@ always wins):
   this DBH and height: small trees carry relatively more crown than large ones.
 - Root: ``root_stiffness`` from the critical turning moment per stem mass (`anchorage`).
 - Wood: density, Young's modulus, Poisson's ratio, modulus of rupture, structural damping
-  ratio; wind: the foliage's drag coefficient and Vogel exponent.
+  ratio; wind: the foliage's drag coefficient and Vogel exponent; look: the foliage's and
+  the bark's colours.
 
 The species table gives the source of every number.
 """
@@ -189,13 +190,15 @@ def derive(name: str, height: float, dbh: float, stand: str = "forest",
         "leaf_area": leaf_area,
         "whorls": tiers,
         "whorl_length_ratio": whorl_length_ratio,
-        "droop_deg": float(branching["droop_deg"]),
+        "droop_deg": _per_level_number(branching["droop_deg"]),
         "droop_level": 1,
         "stem_form": q,
         "leaf_mass_per_area": float(foliage["leaf_mass_per_area"]),
         "branch_mass": branch_mass,
         "root_stiffness": anchorage.root_stiffness(
             spec["anchorage"]["turning_moment_per_stem_mass"], stem_mass),
+        "foliage_colour": spec["colour"]["foliage"],
+        "bark_colour": spec["colour"]["bark"],
     }
     material = {
         "density": float(wood["density"]),
@@ -210,6 +213,11 @@ def derive(name: str, height: float, dbh: float, stand: str = "forest",
         "vogel_exponent": float(foliage["vogel_exponent"]),
     }
     return {"generator": generator, "material": material, "wind": wind}
+
+
+def _per_level_number(value) -> float | list[float]:
+    """A table entry that is a number or a list per branching level, as floats."""
+    return [float(v) for v in value] if isinstance(value, list) else float(value)
 
 
 def _number(value, key: str, fail: Fail) -> float:
