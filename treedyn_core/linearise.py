@@ -430,6 +430,10 @@ NEWTON_STEP_TOLERANCE = 1e-12
 # (the largest subtree weight moment or spring torque at the start).
 NEWTON_RESIDUAL_TOLERANCE = 1e-9
 NEWTON_MAX_ITERATIONS = 40
+# The generalized forces' round-off relative to `_weight_moment` (ε times up to 10⁴ terms).
+# The residual is never asked to be smaller: on a vertical trunk whose branches weigh next to
+# nothing (--set tree.generator.branch_mass=1e-9) the net gravity moment is itself round-off.
+ROUND_OFF = 1e-12
 # A Newton correction larger than this (rad, at any joint) counts as a failed step: the
 # linearisation is no guide that far, and load stepping takes over.
 NEWTON_MAX_STEP = 0.5
@@ -499,7 +503,8 @@ def static_equilibrium(sim) -> Equilibrium:
     R0 = np.ascontiguousarray(tree.rest_C_rel)
     Q0 = Configuration(sim, R0).generalized_forces()
     spring0 = Configuration(sim, R0, np.zeros(3)).generalized_forces()
-    force_scale = max(np.abs(Q0 - spring0).max(), np.abs(spring0).max(), 1e-300)
+    force_scale = max(np.abs(Q0 - spring0).max(), np.abs(spring0).max(),
+                      ROUND_OFF / NEWTON_RESIDUAL_TOLERANCE * _weight_moment(sim), 1e-300)
     residual0 = float(np.abs(Q0).max())
     if residual0 <= NEWTON_RESIDUAL_TOLERANCE * force_scale:
         method = "prestressed rest pose" if sim.prestressed else "rest pose"
@@ -516,6 +521,14 @@ def static_equilibrium(sim) -> Equilibrium:
                          f"load stepping stalled at {100 * reached:.1f} % of gravity (the tree "
                          f"is too soft to carry its weight; stiffen it or prestress it)"))
     return Equilibrium(R, "Newton with load stepping", iterations, _residual(sim, R))
+
+
+def _weight_moment(sim) -> float:
+    """Σ m_i |g| |r_i| (N m): the moment of every limb's weight about the root at its full
+    lever r_i (root to the limb's tip), the size of the terms the generalized forces sum."""
+    tree = sim.tree
+    lever = np.linalg.norm(tree.rest_tip - tree.rest_base[0], axis=1)
+    return float(np.linalg.norm(sim.gravity) * np.dot(tree.mass, lever))
 
 
 def _load_stepping(R, solve, failure, budget: int | None = None):

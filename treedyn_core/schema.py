@@ -233,8 +233,8 @@ WIND: dict[str, Field] = {
                               min_open=True, max=MAX_LENGTH),
     "profile_exponent": Field("float", 0.14, "power-law exponent α of U(z)", min=0.0, max=1.0),
     "turbulence_intensity": Field("float", 0.2, "I = σ_u / U", min=0.0, max=1.0),
-    "length_scale": Field("float", 20.0, "longitudinal integral length scale", "m", min=0.0,
-                          min_open=True, max=1e5),
+    "length_scale": Field("float", 20.0, "longitudinal integral length scale (measured near "
+                          "trees: metres to hundreds of metres)", "m", min=0.1, max=1e5),
     "modes": Field("int", 64, "Fourier modes of the turbulent field", min=1, max=4096),
     "seed": Field("int", 1, "random seed of phases and directions", min=0),
     "air_density": Field("float", 1.225, "ρ", "kg/m³", min=0.0, min_open=True, max=MAX_DENSITY),
