@@ -1,4 +1,5 @@
-"""Print the preset format reference (Markdown) from `treedyn_core.schema`, for docs/design.md §6.
+"""Print the preset format reference (Markdown) from `treedyn_core.schema`: the tables of
+docs/design.md §6.2, which `tests/test_docs.py` checks against it.
 
     python scripts/preset_reference.py > /tmp/reference.md
 """
@@ -37,15 +38,20 @@ def _rows(table: dict, prefix: str):
             yield f"| `{path}` | {_default(field)} | {field.unit} | {_range(field)} | {doc} |"
 
 
-def main() -> None:
+def reference() -> str:
+    """The body of docs/design.md §6.2: a table per section of the schema."""
     header = "| key | default | unit | range | meaning |\n|---|---|---|---|---|"
-    sections = [("Top level", schema.PRESET, ""), ("Each entry of `tree.limbs`", schema.LIMB,
-                ""), ("Each entry of `initial_state`", schema.INITIAL_STATE_ENTRY, "")]
-    for title, table, prefix in sections:
-        print(f"#### {title}\n\n{header}")
-        for row in _rows(table, prefix):
-            print(row)
-        print()
+    sections = [("", schema.PRESET), ("Each entry of `tree.limbs`:", schema.LIMB),
+                ("Each entry of `initial_state`:", schema.INITIAL_STATE_ENTRY)]
+    parts = []
+    for title, table in sections:
+        parts.append((f"{title}\n\n" if title else "") + header + "\n" +
+                     "\n".join(_rows(table, "")) + "\n")
+    return "\n".join(parts)
+
+
+def main() -> None:
+    print(reference(), end="")
 
 
 if __name__ == "__main__":

@@ -128,3 +128,18 @@ def test_nothing_cites_documents_outside_the_repository():
 def test_readme_stays_a_users_page():
     lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
     assert len(lines) <= 250
+
+
+def test_design_lists_every_preset_key_as_the_schema_has_it():
+    """docs/design.md §6.2 holds exactly what scripts/preset_reference.py prints from the schema:
+    a key added, a bound or a default changed without regenerating the tables fails here."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("preset_reference",
+                                                  ROOT / "scripts" / "preset_reference.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    design = (ROOT / "docs" / "design.md").read_text(encoding="utf-8")
+    start = design.index("by `python scripts/preset_reference.py`.\n\n")
+    section = design[start:design.index("### 6.3 ")].split("\n\n", 1)[1]
+    assert section.strip() == module.reference().strip()

@@ -1,6 +1,7 @@
 """A property: `treedyn run` with any `--set` value at the schema's edges (its bounds, just
 beyond them, 0, ±huge, subnormal, inf, nan, the wrong type) ends with status 0, 2 or 3 and at
-most one line on stderr; no exception ever escapes `main`."""
+most one line on stderr (at status 0: none, or the notice that the run starts from rest); no
+exception ever escapes `main`."""
 
 from __future__ import annotations
 
@@ -66,7 +67,11 @@ def test_no_set_value_at_the_schema_edges_escapes_main(tmp_path, capsys, case):
     status = main(["run", preset, "--duration", "0.05", "--set", assignment, "--out",
                    str(tmp_path / "out.npz")])
     err = capsys.readouterr().err
-    lines = [line for line in err.splitlines() if "compiling kernels" not in line]
+    # A run may start from rest when its tree cannot carry itself or the wind (a trunk 1e-100 m
+    # thick, 10⁴ m² of leaves per twig): a physical outcome, told in one line, not an error.
+    lines = [line for line in err.splitlines() if "compiling kernels" not in line
+             and not (status == 0 and line.endswith("; the run starts from rest"))]
     assert status in (0, 2, 3), (assignment, status, err)
     assert len(lines) <= (0 if status == 0 else 1), (assignment, err)
+    assert len(err.splitlines()) <= 1 + err.count("compiling kernels"), (assignment, err)
     assert "Traceback" not in err

@@ -430,10 +430,14 @@ NEWTON_STEP_TOLERANCE = 1e-12
 # (the largest subtree weight moment or spring torque at the start).
 NEWTON_RESIDUAL_TOLERANCE = 1e-9
 NEWTON_MAX_ITERATIONS = 40
-# The generalized forces' round-off relative to `_weight_moment` (ε times up to 10⁴ terms).
-# The residual is never asked to be smaller: on a vertical trunk whose branches weigh next to
-# nothing (--set tree.generator.branch_mass=1e-9) the net gravity moment is itself round-off.
+# The generalized forces' round-off (`_round_off`): relative to `_weight_moment` (ε times up to
+# 10⁴ terms), and in rad for the spring torques (a rotation matrix holds its angle to a few ε;
+# times the stiffest joint). The residual is never asked to be smaller: on a vertical trunk
+# whose branches weigh next to nothing (--set tree.generator.branch_mass=1e-9) the net gravity
+# moment is itself round-off, and a 1 m thick sapling trunk (1e10 N m/rad) balances a light
+# wind with spring torques good to 1e-6 N m.
 ROUND_OFF = 1e-12
+ANGLE_ROUND_OFF = 1e-13
 # A Newton correction larger than this (rad, at any joint) counts as a failed step: the
 # linearisation is no guide that far, and load stepping takes over.
 NEWTON_MAX_STEP = 0.5
@@ -504,7 +508,7 @@ def static_equilibrium(sim) -> Equilibrium:
     Q0 = Configuration(sim, R0).generalized_forces()
     spring0 = Configuration(sim, R0, np.zeros(3)).generalized_forces()
     force_scale = max(np.abs(Q0 - spring0).max(), np.abs(spring0).max(),
-                      ROUND_OFF / NEWTON_RESIDUAL_TOLERANCE * _weight_moment(sim), 1e-300)
+                      _round_off(sim) / NEWTON_RESIDUAL_TOLERANCE, 1e-300)
     residual0 = float(np.abs(Q0).max())
     if residual0 <= NEWTON_RESIDUAL_TOLERANCE * force_scale:
         method = "prestressed rest pose" if sim.prestressed else "rest pose"
@@ -523,12 +527,15 @@ def static_equilibrium(sim) -> Equilibrium:
     return Equilibrium(R, "Newton with load stepping", iterations, _residual(sim, R))
 
 
-def _weight_moment(sim) -> float:
-    """Σ m_i |g| |r_i| (N m): the moment of every limb's weight about the root at its full
-    lever r_i (root to the limb's tip), the size of the terms the generalized forces sum."""
+def _round_off(sim) -> float:
+    """The generalized forces' round-off (N m): ROUND_OFF of Σ m_i |g| |r_i| (every limb's
+    weight about the root at its full lever r_i, root to the limb's tip: the size of the terms
+    the forces sum) plus ANGLE_ROUND_OFF times the stiffest joint's spring."""
     tree = sim.tree
     lever = np.linalg.norm(tree.rest_tip - tree.rest_base[0], axis=1)
-    return float(np.linalg.norm(sim.gravity) * np.dot(tree.mass, lever))
+    weight_moment = float(np.linalg.norm(sim.gravity) * np.dot(tree.mass, lever))
+    stiffest = sim.stiffness_scale * float(np.abs(tree.stiffness).max(initial=0.0))
+    return ROUND_OFF * weight_moment + ANGLE_ROUND_OFF * stiffest
 
 
 def _load_stepping(R, solve, failure, budget: int | None = None):
@@ -569,7 +576,8 @@ def static_equilibrium_under(sim, R0: np.ndarray, load_at) -> Equilibrium:
     load = load_at(sim, 1.0)
     config = Configuration(sim, R0)
     force_scale = max(np.abs(load.generalized_forces(config)).max(),
-                      np.abs(config.generalized_forces()).max(), 1e-300)
+                      np.abs(config.generalized_forces()).max(),
+                      _round_off(sim) / NEWTON_RESIDUAL_TOLERANCE, 1e-300)
     found = _newton(sim, R0, sim.gravity, force_scale, load)
     if found is not None:
         return Equilibrium(found[0], "Newton", found[1], _residual(sim, found[0], load))

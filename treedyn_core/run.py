@@ -45,10 +45,11 @@ class RunResult:
         simulated = float(t[-1])
         factor = simulated / self.wall_seconds if self.wall_seconds > 0 else float("inf")
         drift = float(energy[-1] - energy[0])
-        relative = drift / self.energy_scale if self.energy_scale > 0 else float("nan")
         line = (f"simulated {simulated:.3f} s in {self.steps} steps, wall {self.wall_seconds:.2f} s "
-                f"({factor:.2f}× real time), energy drift {drift:+.4g} J "
-                f"({relative:+.2e} of m·g·H)")
+                f"({factor:.2f}× real time), energy drift {drift:+.4g} J")
+        if self.energy_scale > 0:  # m·g·H is 0 without gravity
+            line += f" ({drift / self.energy_scale:+.2e} of m·g·H)"
+
         if "probe_wind" in self.arrays:
             peak = lambda key: float(np.linalg.norm(self.arrays[key], axis=1).max())  # noqa: E731
             line += (f"; max wind at crown top {peak('probe_wind'):.2f} m/s, max aerodynamic "

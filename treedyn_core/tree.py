@@ -193,6 +193,12 @@ def build_tree(data: dict, error: Callable[[str, str], Exception] | None = None,
 
         limbs = generate(spec["generator"], error, data["material"])
     tree = _tree_from_limbs(limbs, data["material"], _vec(data["root_position"]))
+    if not tree.mass.min() > 0.0:
+        # ρ π r² L underflows for radii below ~1e-160 m: a limb without mass has no dynamics.
+        i = int(np.argmin(tree.mass))
+        raise error("tree.generator" if spec.get("limbs") is None else "tree.limbs",
+                    f"limb '{tree.names[i]}' would weigh 0 kg (radius {tree.radius[i]:.3g} m "
+                    f"is too thin for its mass to be a number); give it a larger radius")
     if damping_model and data["material"].get("damping_model") == "stiffness_proportional":
         from .damping import stiffness_proportional
 
