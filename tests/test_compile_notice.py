@@ -5,8 +5,15 @@ nothing (a kernel loaded from the cache on a busy machine)."""
 import time
 
 import numba
+import pytest
 
 from treedyn_core import compile_notice
+
+
+@pytest.fixture(autouse=True)
+def fresh_process(monkeypatch):
+    """Each test as a process that has printed nothing yet."""
+    monkeypatch.setattr(compile_notice, "_printed", set())
 
 
 def _compile_something():
@@ -21,6 +28,15 @@ def test_slow_compiling_work_is_announced_on_stderr(capsys):
     with compile_notice.announce_if_slow(delay=0.05):
         _compile_something()
         time.sleep(0.3)
+    assert capsys.readouterr().err == f"treedyn: {compile_notice.MESSAGE}\n"
+
+
+def test_a_command_that_compiles_twice_says_it_once(capsys):
+    """`treedyn run` on an empty cache compiles while it sets up and again at its first step."""
+    for _ in range(2):
+        with compile_notice.announce_if_slow(delay=0.05):
+            _compile_something()
+            time.sleep(0.3)
     assert capsys.readouterr().err == f"treedyn: {compile_notice.MESSAGE}\n"
 
 

@@ -113,3 +113,33 @@ def test_children_started_before_the_window_are_adopted(tmp_path, monkeypatch):
     assert warm_up.compile_kernels(*worker.kernels_of(preset), None, stop) is False
     assert len(spawned) == 1
     assert not _warm_up_children(cache)
+
+
+
+def test_warm_up_children_import_this_package_from_any_folder(tmp_path, monkeypatch):
+    """The README's `pip install . && treedyn PRESET` starts the app in the clone's folder, whose
+    own treedyn_core `python -m` would put first on a child's path: the children would then fill
+    the cache of another package path, and the app compile everything again itself. A decoy
+    package in the current folder must not be the one the children import."""
+    import subprocess
+    import sys
+    from types import SimpleNamespace
+
+    from treedyn_core import kernel, warm_up
+
+    decoy = tmp_path / "treedyn_core"
+    decoy.mkdir()
+    (decoy / "__init__.py").write_text("")
+    monkeypatch.chdir(tmp_path)
+    calls = []
+    monkeypatch.setattr(warm_up, "subprocess", SimpleNamespace(
+        PIPE=subprocess.PIPE, Popen=lambda command, **options: calls.append((command, options))))
+    warm_up._spawn("articulated", "implicit")
+    assert len(calls) == len(warm_up.PARTS)
+    for command, options in calls:
+        assert command[:3] == [sys.executable, "-m", "treedyn_core.warm_up"]
+        options = {key: options[key] for key in ("env", "cwd") if key in options}
+        imported = subprocess.run(
+            [sys.executable, "-c", "import treedyn_core; print(treedyn_core.__file__)"],
+            capture_output=True, text=True, check=True, **options).stdout.strip()
+        assert Path(imported).parent == kernel.PACKAGE

@@ -23,8 +23,15 @@ DELAY = 1.0  # s; a cached load finishes well within this
 _listeners: list[Callable[[str], None]] = []
 
 
+_printed: set[str] = set()
+
+
 def _print_to_stderr(message: str) -> None:
-    print(f"treedyn: {message}", file=sys.stderr, flush=True)
+    """Print the notice on stderr once per process: a command whose set-up and first step
+    both compile (`treedyn run` on an empty cache) says it once."""
+    if message not in _printed:
+        _printed.add(message)
+        print(f"treedyn: {message}", file=sys.stderr, flush=True)
 
 
 def add_listener(listener: Callable[[str], None]) -> None:

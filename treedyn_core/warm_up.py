@@ -75,17 +75,26 @@ def _write(path: Path, text: str) -> None:
 _started: dict[tuple[str, str], list[subprocess.Popen]] = {}
 
 
-def _spawn(model: str, integrator: str) -> list[subprocess.Popen]:
+def child_environment() -> tuple[dict, str]:
+    """(environment, working folder) in which a child process imports this very package: its
+    kernels' cache subfolder is named after the package's path. `python -m` puts the working
+    folder first on sys.path, so the child starts in the folder that holds the package: from
+    a clone's folder after `pip install .` (the README's first command) it would otherwise
+    import the clone's copy and fill a cache the app never reads."""
     env = dict(os.environ)
-    # The child must import this very package (its cache subfolder is named after its path).
     env["PYTHONPATH"] = os.pathsep.join(
         [str(kernel.PACKAGE.parent)] + [p for p in [env.get("PYTHONPATH")] if p])
+    return env, str(kernel.PACKAGE.parent)
+
+
+def _spawn(model: str, integrator: str) -> list[subprocess.Popen]:
+    env, folder = child_environment()
     # One child per part, both at once: the step's kernels and the statics' (equilibrium,
     # modes, damping) are independent chains of compiling, one for each core. Their progress
     # lines wait in the pipes until read.
     return [subprocess.Popen([sys.executable, "-m", "treedyn_core.warm_up", model, integrator,
                               part], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             env=env)
+                             env=env, cwd=folder)
             for part in PARTS]
 
 
