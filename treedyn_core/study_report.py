@@ -128,10 +128,12 @@ def plot_study(study: Study, columns: dict, out: Path) -> list[str]:
                       label=f"{kind}: U50 = {fit.critical_speed:.2f} m/s")
             ax_f.axvline(fit.critical_speed, color=color, ls=":", lw=1)
         lines.append(describe(label, fit, strength, speed[rows], z_ref))
-    for ax in (ax_m, ax_f):
+    # The loads rise to the right, leaving the upper left free; the fragility curve's free
+    # corner depends on where it steps (matplotlib's "best" finds it).
+    for ax, corner in ((ax_m, "upper left"), (ax_f, "best")):
         ax.set_xlabel(f"mean wind speed at {z_ref:g} m, m/s")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="upper left")
+        ax.legend(fontsize=7, loc=corner)
     ax_m.set_ylabel("peak base bending moment, kN·m")
     ax_m.set_title(f"{study.name}: wind load ({study.duration:g} s per run)", fontsize=10)
     ax_f.set_ylabel("P(peak base moment > M_break)")
