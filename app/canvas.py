@@ -157,9 +157,6 @@ class TreeCanvas:
         self._message = scene.visuals.Text("", color=MESSAGE, font_size=13, anchor_x="center",
                                            anchor_y="center", parent=self.canvas.scene)
         self._message.visible = False  # an empty Text still costs ~0.3 ms a frame to draw
-        # Drawn after the view, over the crown: a tall tree's leaves reach the sky's top line.
-        self._message.order = 30
-        self._message.set_gl_state("translucent", depth_test=False)
         self.wind_overlay = WindOverlay(self.canvas.scene)
         self.view.camera.on_view_changed = self._turn_compass  # it turns with the view
         self._centre = np.zeros(3)

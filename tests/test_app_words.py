@@ -40,6 +40,16 @@ def cut_cells(table) -> list[str]:
             > header.sectionSize(c)]
 
 
+def assert_nothing_cut(qtbot, window) -> None:
+    """No label cut off once the layout has caught up with the last text change (a modes
+    label rewritten by the modes thread grows on the next layout pass)."""
+    try:
+        qtbot.waitUntil(lambda: cut_labels(window) == [], timeout=2000)
+    except qtbot.TimeoutError:
+        pass
+    assert cut_labels(window) == []
+
+
 def test_nothing_is_cut_off_at_the_default_window_size(qtbot, settings):
     window = MainWindow(load_preset("young_oak"), settings=settings)  # its own default size
     qtbot.addWidget(window)
@@ -52,18 +62,16 @@ def test_nothing_is_cut_off_at_the_default_window_size(qtbot, settings):
         qtbot.waitUntil(lambda: table.rowCount() == 10, timeout=120_000)
         qtbot.wait(300)  # the status bar refreshes every 0.25 s
         assert table.rowCount() and cut_cells(table) == []
-        assert cut_labels(window) == []
+        assert_nothing_cut(qtbot, window)
         # The longest message the app shows: why rk4 is refused.
         window.controls.integrator.setCurrentText("rk4")
         qtbot.waitUntil(lambda: "rk4 refused" in window.statusBar().currentMessage(),
                         timeout=CHANGE_TIMEOUT_MS)
-        qtbot.wait(100)
-        assert cut_labels(window) == []
+        assert_nothing_cut(qtbot, window)
         for name, note in MODEL_NOTES.items():
             window.controls.model.setCurrentText(name)
             if window.statusBar().currentMessage() == note:
-                qtbot.wait(100)
-                assert cut_labels(window) == []
+                assert_nothing_cut(qtbot, window)
     finally:
         window.shutdown()
 

@@ -106,7 +106,11 @@ def test_children_started_before_the_window_are_adopted(tmp_path, monkeypatch):
     worker.start_compiling(preset)
     worker.start_compiling(preset)  # a second call starts nothing more
     assert spawned == [worker.kernels_of(preset)]
-    pids = _warm_up_children(cache)
+    # A child just spawned may still be inside exec, its /proc cmdline empty for a moment.
+    deadline = time.monotonic() + 5.0
+    while len(pids := _warm_up_children(cache)) < len(warm_up.PARTS) \
+            and time.monotonic() < deadline:
+        time.sleep(0.02)
     assert len(pids) == len(warm_up.PARTS)
     stop = Event()
     stop.set()  # closed at once: the adopted children are ended
