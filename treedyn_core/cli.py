@@ -245,6 +245,7 @@ def _cmd_run(args) -> int:
     from .run import simulate, write_npz
     from .simulation import Simulation
 
+    from . import warm_up
     from .preset import apply_overrides
     from .run import check_writable
 
@@ -263,9 +264,12 @@ def _cmd_run(args) -> int:
             out = None
     if out is not None:
         check_writable(out)
-    sim = Simulation(preset, integrator=args.integrator, model=args.model,
-                     rtol=args.rtol, atol=args.atol)
+    model = args.model or preset.data["simulation"]["model"]
+    integrator = args.integrator or preset.data["simulation"]["integrator"]
+    warm_up.start_helper(model, integrator)   # a first run: the step compiled from both ends
+    sim = Simulation(preset, integrator=integrator, model=model, rtol=args.rtol, atol=args.atol)
     result = simulate(sim, args.duration, args.every, progress=True, probe=args.probe)
+    warm_up.note_steps_warm(model, integrator)
     if sim.start_notice:   # after the run: an error the run ends with stays the one line
         print(f"treedyn: {sim.start_notice}", file=sys.stderr)
     wrote = []
