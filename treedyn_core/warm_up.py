@@ -133,8 +133,10 @@ def note_steps_warm(model: str, integrator: str) -> None:
     """Record that a simulation of (model, integrator) has stepped: its step kernels are
     cached (a command's first run, which needs no helper the next time)."""
     if kernel.CACHING and not steps_are_warm(model, integrator):
+        stamp = _steps_stamp(model, integrator)
         try:
-            _write(_steps_stamp(model, integrator), _fingerprint())
+            stamp.parent.mkdir(parents=True, exist_ok=True)
+            _write(stamp, _fingerprint())
         except OSError:
             pass  # a helper is started once more next time: only a core's worth of waste
 
