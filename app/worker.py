@@ -501,7 +501,7 @@ class SimulationWorker(threading.Thread):
     def _tell_start(self, sim) -> None:
         """A tree that was to start bent by the mean wind but found no balance in it starts
         from rest: say so (the run's `start_notice`) in words a user understands."""
-        if getattr(sim, "start_notice", None):
+        if sim.start_notice:
             self._news.put(Event("notice", START_FROM_REST))
 
     # -- commands (worker thread only) ---------------------------------------------------------
