@@ -407,6 +407,36 @@ def test_sigterm_leaves_no_temporary_file(tmp_path, command):
     assert time.monotonic() - sent < SIGNAL_SECONDS
 
 
+def test_a_signal_during_the_output_check_leaves_no_probe_file(tmp_path, monkeypatch):
+    """Row 14: SIGTERM between the output check's probe file being made and removed (before a
+    run) is held until the probe is gone."""
+    import tempfile
+
+    from treedyn_core import run
+
+    class Stop(BaseException):
+        pass
+
+    def stop(signum, frame):
+        raise Stop()
+
+    made = tempfile.mkstemp
+
+    def made_then_signalled(*args, **kwargs):
+        probe = made(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return probe
+
+    monkeypatch.setattr(run.tempfile, "mkstemp", made_then_signalled)
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        with pytest.raises(Stop):
+            run.check_writable(tmp_path / "g.npz")
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert os.listdir(tmp_path) == []
+
+
 # -- 15. closed pipes and full devices ------------------------------------------------------------
 
 def test_closed_pipe_ends_quietly(tmp_path):

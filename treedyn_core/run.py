@@ -7,9 +7,12 @@ generator's order. Nothing here imports Qt or vispy.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import tempfile
+import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -207,12 +210,29 @@ def check_writable(path: str | os.PathLike) -> None:
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
         raise TreedynError(f"cannot write {path}: folder {folder} does not exist")
+    with _signals_held():
+        try:
+            handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.",
+                                                 suffix=".tmp")
+        except OSError as error:
+            raise TreedynError(f"cannot write {path}: {error.strerror or error}") from None
+        os.close(handle)
+        os.unlink(temporary)
+
+
+@contextmanager
+def _signals_held():
+    """SIGINT and SIGTERM held back until the block ends (their handlers run then): a probe
+    file made and removed inside is never left behind by a signal between the two."""
+    if not hasattr(signal, "pthread_sigmask") or \
+            threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
     try:
-        handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as error:
-        raise TreedynError(f"cannot write {path}: {error.strerror or error}") from None
-    os.close(handle)
-    os.unlink(temporary)
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def _umask() -> int:
