@@ -38,6 +38,8 @@ SKY = "#e4ebf1"
 GROUND = (0.83, 0.85, 0.78, 1.0)
 GRID = (0.55, 0.58, 0.52, 1.0)
 MESSAGE = (0.15, 0.15, 0.15, 1.0)
+MESSAGE_BAND = (0.894, 0.922, 0.945, 0.85)  # SKY, mostly opaque
+MESSAGE_BAND_HEIGHT = 30.0  # logical px, around the 13 pt line
 SPRING = (0.80, 0.10, 0.10, 1.0)
 SPRING_WIDTH = 2.0  # px
 FOV = 40.0  # deg
@@ -154,6 +156,13 @@ class TreeCanvas:
         self._spring_ends.order = 11
         self._spring_ends.visible = False
         self._spring_pos = np.zeros((2, 3), dtype=np.float32)
+        # A band of sky behind the message: a crown reaching the top of the view would
+        # otherwise show through its letters (dark grey on dark green).
+        self._message_band = scene.visuals.Rectangle(center=(0, 0), width=1, height=1,
+                                                     color=MESSAGE_BAND,
+                                                     parent=self.canvas.scene)
+        self._message_band.set_gl_state("translucent", depth_test=False)
+        self._message_band.visible = False
         self._message = scene.visuals.Text("", color=MESSAGE, font_size=13, anchor_x="center",
                                            anchor_y="center", parent=self.canvas.scene)
         self._message.visible = False  # an empty Text still costs ~0.3 ms a frame to draw
@@ -248,7 +257,7 @@ class TreeCanvas:
     def set_message(self, text: str | None) -> None:
         """A line of text across the top of the view (None: none)."""
         self._message.text = text or ""
-        self._message.visible = bool(text)
+        self._message.visible = self._message_band.visible = bool(text)
         self.canvas.update()
 
     def set_render_mode(self, mode: str) -> None:
@@ -392,6 +401,9 @@ class TreeCanvas:
     def _lay_out(self, width: float, height: float) -> None:
         """Place the message and the compass for a view of width × height logical px."""
         self._message.pos = (width / 2, 28)  # in the sky: the framing leaves room above
+        self._message_band.center = (width / 2, 28)
+        self._message_band.width = max(float(width), 1.0)
+        self._message_band.height = MESSAGE_BAND_HEIGHT
         self.wind_overlay.lay_out(width, height)
 
     def _on_resize(self, event=None) -> None:
