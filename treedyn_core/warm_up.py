@@ -145,7 +145,7 @@ def start_helper(model: str, integrator: str) -> None:
     """On a command's first run (`treedyn run`), compile the articulated step's own kernels
     in a child process at once, from the other end of the step (`_step_leaves`): the command
     compiles the step from the top and loads each of these from the cache once the child has
-    written it. Cuts a cold `treedyn run two_limbs` from ~16.5 s to ~12.7 s on 2 cores
+    written it. Cuts a cold `treedyn run two_limbs` from ~16.9 s to ~13 s on 2 cores
     (docs/kernel_cache.md). The child is ended when the command exits."""
     if not kernel.CACHING or model != "articulated" or steps_are_warm(model, integrator):
         return
@@ -219,7 +219,8 @@ def _warm(model: str, integrator: str, part: str) -> None:
     """A child's work: a tiny simulation of (model, integrator) built, stepped once and read
     the way `treedyn run` and the app read it ("steps"), or built from the statics a shipped
     tree starts with ("statics": the stiffness-proportional damping's lowest mode, the
-    prestress, the balance under the mean wind); each compiled kernel announced on stdout."""
+    prestress, the balance under the mean wind), or built and its step's own kernels called
+    ("leaves", `_step_leaves`); each compiled kernel announced on stdout."""
     from numba.core import event
 
     from .preset import load_preset
