@@ -6,13 +6,13 @@ generator's order. Nothing here imports Qt or vispy.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
-import signal
+import secrets
 import sys
 import tempfile
-import threading
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -204,35 +204,25 @@ def write_npz(arrays: dict[str, np.ndarray], path: str | os.PathLike) -> None:
 
 
 def check_writable(path: str | os.PathLike) -> None:
-    """Refuse, before a long run, an output that could not be written: a temporary file is
-    made in its folder and removed."""
+    """Refuse, before a long run, an output that could not be written: a probe file, named
+    as the write's temporary file would be, is made in its folder and removed."""
     path = Path(path)
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
         raise TreedynError(f"cannot write {path}: folder {folder} does not exist")
-    with _signals_held():
-        try:
-            handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.",
-                                                 suffix=".tmp")
-        except OSError as error:
-            raise TreedynError(f"cannot write {path}: {error.strerror or error}") from None
-        os.close(handle)
-        os.unlink(temporary)
-
-
-@contextmanager
-def _signals_held():
-    """SIGINT and SIGTERM held back until the block ends (their handlers run then): a probe
-    file made and removed inside is never left behind by a signal between the two."""
-    if not hasattr(signal, "pthread_sigmask") or \
-            threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    # Named before it is made, so that a signal's exception (SIGTERM, Ctrl-C) raised right
+    # after the open still finds it to remove; mkstemp returns the name only once it exists.
+    probe = folder / f".{path.name}.{secrets.token_hex(4)}.tmp"
+    ours = True
     try:
-        yield
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except OSError as error:
+        ours = error.errno != errno.EEXIST   # someone else's file of that name: leave it
+        raise TreedynError(f"cannot write {path}: {error.strerror or error}") from None
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        if ours:
+            with contextlib.suppress(OSError):   # never made (a name too long, no room)
+                probe.unlink()
 
 
 def _umask() -> int:
