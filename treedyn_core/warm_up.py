@@ -93,14 +93,27 @@ def child_environment() -> tuple[dict, str]:
     return env, str(kernel.PACKAGE.parent)
 
 
+# A child's niceness: the app's own start (Qt, vispy, the first frame of the tree) comes
+# before the compiling, which takes the cores whenever the window leaves them idle.
+CHILD_NICENESS = 5
+
+
+def child_command(model: str, integrator: str, part: str) -> list[str]:
+    """The command line of a child compiling `part` (`python -m treedyn_core.warm_up ...`,
+    niced by CHILD_NICENESS before it imports anything)."""
+    code = ("import os, runpy\n"
+            f"if hasattr(os, 'nice'): os.nice({CHILD_NICENESS})\n"
+            "runpy.run_module('treedyn_core.warm_up', run_name='__main__', alter_sys=True)")
+    return [sys.executable, "-c", code, model, integrator, part]
+
+
 def _spawn(model: str, integrator: str) -> list[subprocess.Popen]:
     env, folder = child_environment()
     # One child per part, both at once: the step's kernels and the statics' (equilibrium,
     # modes, damping) are independent chains of compiling, one for each core. Their progress
     # lines wait in the pipes until read.
-    return [subprocess.Popen([sys.executable, "-m", "treedyn_core.warm_up", model, integrator,
-                              part], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             env=env, cwd=folder)
+    return [subprocess.Popen(child_command(model, integrator, part), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=env, cwd=folder)
             for part in PARTS]
 
 
