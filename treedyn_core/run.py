@@ -52,7 +52,6 @@ class RunResult:
                 f"({factor:.2f}× real time), energy drift {drift:+.4g} J")
         if self.energy_scale > 0:  # m·g·H is 0 without gravity
             line += f" ({drift / self.energy_scale:+.2e} of m·g·H)"
-
         if "probe_wind" in self.arrays:
             peak = lambda key: float(np.linalg.norm(self.arrays[key], axis=1).max())  # noqa: E731
             line += (f"; max wind at crown top {peak('probe_wind'):.2f} m/s, max aerodynamic "
