@@ -162,6 +162,25 @@ def test_bare_tapered_stem_matches_euler_bernoulli(q):
                               rel=EULER_BERNOULLI_RTOL)
 
 
+def test_juvenile_core_lowers_the_stem_joints_as_a_composite_section():
+    # A cylindrical stem (q = 0) with a core of radius r_j and modulus ρ·E: each interior joint
+    # spans one limb length h of the section E·π/4·(R⁴ − (1 − ρ)·r_j⁴).
+    from treedyn_core.generator import stem_joint_stiffness
+    H, R, n, E, G, r_j, ratio = 10.0, 0.2, 10, 9.0e9, 6.0e8, 0.12, 0.43
+    h = H / n
+    k = stem_joint_stiffness(H, R, 0.0, n, E, G, r_j, ratio)
+    expected = E * math.pi / 4.0 * (R ** 4 - (1.0 - ratio) * r_j ** 4) / h
+    assert k[1:, 0] == pytest.approx(expected, rel=1e-12)
+    # A core wider than the stem: the whole section has the core's modulus.
+    wide = stem_joint_stiffness(H, R, 0.0, n, E, G, 1.0, ratio)
+    assert wide[1:, 0] == pytest.approx(ratio * E * math.pi / 4.0 * R ** 4 / h, rel=1e-12)
+    # Douglas fir's core is the table's fraction of the breast-height radius.
+    gen = species_data("pseudotsuga_menziesii", 18.0, 0.3)["tree"]["generator"]
+    juvenile = species.entry("pseudotsuga_menziesii")["wood"]["juvenile"]
+    assert gen["juvenile_radius"] == pytest.approx(juvenile["radius_fraction"] * 0.15)
+    assert gen["juvenile_modulus_ratio"] == juvenile["modulus_ratio"]
+
+
 def test_stated_damping_ratio_is_the_lowest_modes():
     data = species_data("quercus_robur", 8.0, 0.19, generator={"stand": "open"})
     result = modes(data, 3)

@@ -215,18 +215,27 @@ def stem_radii(length: float, radius: float, q: float, segments: int) -> np.ndar
 
 
 def stem_joint_stiffness(length: float, radius: float, q: float, segments: int,
-                         youngs_modulus: float, shear_modulus: float) -> np.ndarray:
+                         youngs_modulus: float, shear_modulus: float,
+                         core_radius: float = 0.0, core_modulus_ratio: float = 1.0) -> np.ndarray:
     """(segments, 3) N m/rad, [bend, bend, twist] in limb axes, of the joints of a tapered stem
     r(z) = radius·((H − z)/H)^q: each joint the spring of the stem between the mid-heights of
     the limbs it joins (the root: from the ground to the first limb's mid-height), with the
     section's flexibility integrated, k = E / ∫ dz / I(z) (8-point Gauss–Legendre), rather than
-    the limb's mid-height radius: a stiffness error of order the taper across half a limb."""
+    the limb's mid-height radius: a stiffness error of order the taper across half a limb.
+
+    A juvenile core (`core_radius` m, its modulus `core_modulus_ratio` × E) is a cylinder of
+    that radius along the whole stem, as the first rings from the pith are at every height
+    (Zobel & Sprague 1998, Juvenile Wood in Forest Trees): the section's stiffness is
+    E·(I(r) − (1 − ratio)·I(min(core_radius, r))), so where the stem is thinner than the core
+    (its top) all of it has the core's modulus."""
     h = length / segments
     low = np.maximum((np.arange(segments) - 0.5) * h, 0.0)
     high = (np.arange(segments) + 0.5) * h
     x, w = np.polynomial.legendre.leggauss(8)
     z = 0.5 * (low + high)[:, None] + 0.5 * (high - low)[:, None] * x[None, :]
-    second_moment = np.pi * (radius * ((length - z) / length) ** q) ** 4 / 4.0
+    r = radius * ((length - z) / length) ** q
+    core = np.minimum(core_radius, r)
+    second_moment = np.pi * (r ** 4 - (1.0 - core_modulus_ratio) * core ** 4) / 4.0
     compliance = 0.5 * (high - low) * (w[None, :] / second_moment).sum(axis=1)  # ∫ dz / I
     bend = youngs_modulus / compliance
     return np.stack([bend, bend, shear_modulus * 2.0 / compliance], axis=1)
@@ -393,7 +402,9 @@ def generate(gen: dict, error: ErrorFactory | None = None,
         E = float(material["youngs_modulus"])
         G = E / (2.0 * (1.0 + float(material["poisson_ratio"])))
         stem = stem_joint_stiffness(trunk_length, float(trunk["radius"]),
-                                    float(gen["stem_form"]), trunk_segments, E, G)
+                                    float(gen["stem_form"]), trunk_segments, E, G,
+                                    float(gen.get("juvenile_radius") or 0.0),
+                                    float(gen.get("juvenile_modulus_ratio", 1.0)))
         stiffness[:trunk_segments] = [[float(k) for k in row] for row in stem]
     if gen.get("root_stiffness") is not None:
         # The root plate in series with the stem's lowest half limb (or replacing the root

@@ -165,6 +165,12 @@ GENERATOR: dict[str, Any] = {
     "leafless": Field("bool", False, "no foliage: no leaf area, leaf mass or leaf drag"),
     "stem_form": Field("float", None, "stem taper exponent q: trunk radius ∝ (H − z)^q, equal to "
                        "dbh/2 at 1.3 m; null: pipe-model trunk", min=0.0, max=2.0, nullable=True),
+    "juvenile_radius": Field("float", None, "radius of the stem's juvenile-wood core, a "
+                             "cylinder along the whole stem (with stem_form); null: none", "m",
+                             min=0.0, max=20.0, nullable=True),
+    "juvenile_modulus_ratio": Field("float", 1.0, "Young's modulus of the juvenile core over "
+                                    "material.youngs_modulus (with juvenile_radius)", min=0.0,
+                                    min_open=True, max=1.0),
     "leaf_mass_per_area": Field("float", 0.0, "fresh foliage mass per leaf area, added to the "
                                 "limbs carrying leaves", "kg/m²", min=0.0, max=10.0),
     "branch_mass": Field("float", None, "total branch wood mass, shared among branch limbs by "

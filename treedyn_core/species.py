@@ -176,6 +176,7 @@ def derive(name: str, height: float, dbh: float, stand: str = "forest",
     branch_mass = stem_mass * biomass["branches"] / biomass["stem"]
     foliage_mass = stem_mass * biomass["foliage"] / biomass["stem"]
     foliage = spec["foliage"]
+    juvenile = wood.get("juvenile")
     shoot_ends = tiers * per_tier * SUB_BRANCHES + 1  # the leader's top carries leaves too
     leaf_area = foliage_mass / foliage["leaf_mass_per_area"] / shoot_ends
 
@@ -193,6 +194,8 @@ def derive(name: str, height: float, dbh: float, stand: str = "forest",
         "droop_deg": _per_level_number(branching["droop_deg"]),
         "droop_level": 1,
         "stem_form": q,
+        "juvenile_radius": float(juvenile["radius_fraction"]) * 0.5 * dbh if juvenile else None,
+        "juvenile_modulus_ratio": float(juvenile["modulus_ratio"]) if juvenile else 1.0,
         "leaf_mass_per_area": float(foliage["leaf_mass_per_area"]),
         "branch_mass": branch_mass,
         "root_stiffness": anchorage.root_stiffness(
