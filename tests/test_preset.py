@@ -776,7 +776,10 @@ def _bounded_numbers(spec: schema.Field, integers: bool) -> st.SearchStrategy:
 def _vectors(spec: schema.Field) -> st.SearchStrategy:
     numbers = st.one_of(_bounded_numbers(spec, False), _bounded_numbers(spec, True))
     vectors = st.lists(numbers, min_size=3, max_size=3)
-    return vectors.filter(any) if spec.nonzero else vectors
+    # A nonzero vector must also be at least MIN_VECTOR_LENGTH long (preset.py).
+    if not spec.nonzero:
+        return vectors
+    return vectors.filter(lambda v: math.hypot(*v) >= preset_module.MIN_VECTOR_LENGTH)
 
 
 def field_values(spec: schema.Field) -> st.SearchStrategy:

@@ -19,6 +19,9 @@ always wins):
   leaf area per shoot end follows from the foliage mass. Where the table gives biomass
   functions of the tree's size (`biomass_fractions`), the fractions are those of a tree of
   this DBH and height: small trees carry relatively more crown than large ones.
+- Juvenile core: where the table gives one (``wood.juvenile``), a core of the given fraction
+  of the breast-height radius with the given modulus ratio (``juvenile_radius``,
+  ``juvenile_modulus_ratio``), in the stem joints' stiffness (`generator.stem_joint_stiffness`).
 - Root: ``root_stiffness`` from the critical turning moment per stem mass (`anchorage`).
 - Wood: density, Young's modulus, Poisson's ratio, modulus of rupture, structural damping
   ratio; wind: the foliage's drag coefficient and Vogel exponent; look: the foliage's and
