@@ -5,7 +5,7 @@ The per-joint rule (``joint``: c_i = 2ζ·sqrt(k_i·J_ii), J_ii the subtree's in
 joint) gives every joint, taken alone with its subtree rigid, the ratio ζ; a whole tree's
 sway modes bend many joints at once and get much less (about a third of ζ for a generated
 spruce). Field studies report the damping ratio of the lowest sway mode (pull-and-release
-tests, e.g. Moore & Maguire 2004, Tree Physiology 24; Jonsson et al. 2007, Trees 21). Here
+tests, e.g. Moore & Maguire 2004, Trees 18; Jonsson et al. 2007, Trees 21). Here
 the damping is stiffness-proportional, as in the internal friction of wood, whose loss
 factor barely depends on frequency (Niklas 1992, Plant Biomechanics):
 

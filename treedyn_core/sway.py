@@ -1,6 +1,6 @@
 """The sway frequency f0 a stem-mounted sensor reads (`treedyn modes`: ``sway_frequency_hz``).
 
-Field studies (Moore & Maguire 2004, Tree Physiology 24; Jackson et al. 2019, J. R. Soc.
+Field studies (Moore & Maguire 2004, Trees 18; Jackson et al. 2019, J. R. Soc.
 Interface 16) report f0 as the dominant spectral peak of the stem's motion, from an
 inclinometer or accelerometer on the stem. Here f0 is the frequency of the lowest mode that
 `modes` describes as a trunk or crown sway: a bending (not twisting) mode in which the stem's
