@@ -222,7 +222,7 @@ def test_switching_the_model_keeps_the_time_and_the_sliders(qtbot, open_window):
     wait_sim_time(qtbot, window, 1.0)
     before = snapshot(window).time
     window.controls.model.setCurrentText("seed")
-    # the new simulation is in place first, then takes over the old one's motion
+    # the new simulation takes over the old one's motion before it is put in place
     qtbot.waitUntil(lambda: window.worker.simulation.model == "seed"
                     and window.worker.simulation.time >= before, timeout=120_000)
     sim = window.worker.simulation
