@@ -453,9 +453,11 @@ class SimulationWorker(threading.Thread):
         return Simulation(preset, **options)
 
     def _build(self, preset, first: bool = False, model: str | None = None,
-               announce: bool = True) -> bool:
+               announce: bool = True, prepare=None) -> bool:
         """Make and warm up a simulation of `preset`; keep the old one if that fails.
-        Announces "ready" (first) or "loaded" unless `announce` is False."""
+        `prepare(sim)`, if given, runs on the new simulation before it takes over (so no
+        frame shows it half set up). Announces "ready" (first) or "loaded" unless `announce`
+        is False."""
         try:
             if not self._compile_kernels(preset, model):
                 return False
@@ -464,6 +466,8 @@ class SimulationWorker(threading.Thread):
             sim.warm_up()
             self._implicit_cost = self._step_cost = (
                 time.perf_counter() - start if sim.integrator == "implicit" else 0.0)
+            if prepare is not None:
+                prepare(sim)
         except TreedynError as exc:
             self._news.put(Event("load_failed", str(exc), preset))
             if first:
@@ -586,8 +590,8 @@ class SimulationWorker(threading.Thread):
             return
         old = self._sim
         wind = self._wind_wanted
-        if self._build(self._preset, model=name, announce=False):
-            self._sim.take_over(old)
+        if self._build(self._preset, model=name, announce=False, prepare=lambda sim:
+                       sim.take_over(old)):
             self._wind_wanted = wind
             if old.integrator != self._sim.integrator:
                 self._do_integrator(old.integrator)

@@ -69,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     sapling = copy.deepcopy(load_preset("sapling").data)
     sapling["wind"].update(SAPLING_WIND)
     sapling["initial_state"] = []
+    sapling["simulation"]["start"] = "rest"   # released at rest (a default start is balanced)
     top = Simulation.from_data(sapling)
     highest = int(np.argmax(top.tip[:, 2]))
 

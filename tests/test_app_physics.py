@@ -144,6 +144,38 @@ def test_reset_starts_at_the_mean_wind_equilibrium(qtbot, open_window):
     assert first_step["mean_wind"] < 0.01 * rms < first_step["rest"]
 
 
+def test_switching_to_the_seed_model_starts_it_in_its_balance(qtbot, open_window):
+    """In a steady wind the articulated tree stands in its balance; switched to the seed model
+    (whose balance differs: from the articulated pose it would swing 0.2 m in 2 s,
+    tests/test_seed_equilibrium.py) it stands in the seed model's own balance, still; a reset
+    of the seed model starts there too."""
+    window = open_window(young_oak("wind.turbulence_intensity=0"))
+    wait_sim_time(qtbot, window, 0.5)
+    window.worker.pause()
+    qtbot.waitUntil(lambda: window.worker.latest.state == PAUSED, timeout=5000)
+    before = snapshot(window).time
+    articulated = window.worker.simulation.q.copy()
+    window.controls.model.setCurrentText("seed")
+    qtbot.waitUntil(lambda: window.worker.simulation.model == "seed"
+                    and window.worker.simulation.time >= before, timeout=120_000)
+    sim = window.worker.simulation
+    balance = sim.balance()
+    np.testing.assert_allclose(quats_to_matrices(sim.q), balance, atol=1e-9)
+    assert np.abs(sim.v).max() < 1e-9
+    assert np.abs(quats_to_matrices(articulated) - balance).max() > 1e-3   # not the old pose
+    tip = sim.tip.copy()
+    window.worker.play()
+    wait_sim_time(qtbot, window, before + 1.0)
+    window.worker.pause()
+    qtbot.waitUntil(lambda: window.worker.latest.state == PAUSED, timeout=5000)
+    moved = float(np.abs(sim.tip - tip).max())
+    print(f"seed model after the switch: tip motion over 1 s {moved:.3g} m")
+    assert moved < 1e-9 * sim.tree.height
+    window.worker.reset()
+    qtbot.waitUntil(lambda: snapshot(window).time == 0.0, timeout=5000)
+    np.testing.assert_allclose(quats_to_matrices(sim.q), balance, atol=1e-9)
+
+
 def _tip_velocity(sim, limb: int) -> np.ndarray:
     w = sim.workspace
     lever = sim.tip[limb] - w.base[limb]
@@ -190,7 +222,7 @@ def test_switching_the_model_keeps_the_time_and_the_sliders(qtbot, open_window):
     wait_sim_time(qtbot, window, 1.0)
     before = snapshot(window).time
     window.controls.model.setCurrentText("seed")
-    # the new simulation is in place first, then takes over the old one's motion
+    # the new simulation takes over the old one's motion before it is put in place
     qtbot.waitUntil(lambda: window.worker.simulation.model == "seed"
                     and window.worker.simulation.time >= before, timeout=120_000)
     sim = window.worker.simulation

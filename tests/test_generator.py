@@ -146,6 +146,30 @@ def test_names_unique_parents_precede_and_leaves_on_terminals(gen):
         assert limb["leaf_area"] == expected, limb["name"]
 
 
+@pytest.mark.parametrize("leaf_limbs", [2, 5, 9])
+def test_leaf_limbs_share_a_shoots_leaves_along_its_unbranched_chain(leaf_limbs):
+    """``leaf_limbs`` k: each terminal limb's leaf_area is shared equally by it and the k − 1
+    limbs above it on its unbranched chain, never past a branching (the willow's 5-limb
+    shoots: k = 9 still stops at the shoot's first limb); the tree's total is unchanged."""
+    g = filled(WILLOW, leaf_area=2.0, leaf_limbs=leaf_limbs)
+    limbs = generate(g)
+    kids = children_of(limbs)
+    index = {limb["name"]: i for i, limb in enumerate(limbs)}
+    expected = np.zeros(len(limbs))
+    for i, limb in enumerate(limbs):
+        if kids[limb["name"]]:
+            continue
+        chain = [i]   # up the chain, written from the names: a branch's limbs are <b>.s<j>
+        while len(chain) < leaf_limbs and ".s" in limbs[chain[-1]]["name"]:
+            chain.append(index[limbs[chain[-1]]["parent"]])
+        expected[chain] += g["leaf_area"] / len(chain)
+    area = np.array([limb["leaf_area"] for limb in limbs])
+    np.testing.assert_allclose(area, expected, rtol=1e-15)
+    shoots = sum(not kids[limb["name"]] for limb in limbs)
+    assert area.sum() == pytest.approx(g["leaf_area"] * shoots, rel=1e-14)
+    assert np.count_nonzero(area) == shoots * min(leaf_limbs, 5)
+
+
 def test_naming_scheme():
     g = filled(levels=2, children=2, segments=[2, 1], trunk={"segments": 3})
     names = [limb["name"] for limb in generate(g)]

@@ -6,9 +6,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("treedyn_core", "app")
-# Private names of other libraries, on purpose: NamedTuple's public `_fields`, the standard
-# library's `os._exit`, and vispy's backend hooks that app/gl_window.py replaces.
-ALLOWED = {"_fields", "_exit", "_backend_module", "_set_config"}
+# Private names of other libraries, on purpose: NamedTuple's public `_fields` and `_replace`,
+# the standard library's `os._exit`, and vispy's backend hooks that app/gl_window.py replaces.
+ALLOWED = {"_fields", "_replace", "_exit", "_backend_module", "_set_config"}
 
 
 def _private_uses(path: Path) -> list[str]:

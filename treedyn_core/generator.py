@@ -47,6 +47,11 @@ azimuth + j·180°·U; per later limb of a branch, a kink of j·θ·|U| toward a
 random azimuth. The trunk is never jittered. Radii carry no jitter of their
 own.
 
+Leaves: every terminal limb carries ``leaf_area``, shared equally with the
+``leaf_limbs`` − 1 limbs above it on its unbranched chain (a willow's hanging
+shoot, leafy along its length; never past a branching), so the tree's total
+is the same whatever ``leaf_limbs``.
+
 Radii (pipe model): a limb's r^e (e = ``radius_exponent``) is proportional to
 the total length of the terminal limbs it carries, and the root has
 ``trunk.radius``. So at every branching r_parent^e = Σ r_child^e (da Vinci)
@@ -205,6 +210,20 @@ def _droop(C_IF: np.ndarray, angle: np.ndarray) -> np.ndarray:
     axis[vertical] = C_IF[vertical, :, 0]
     axis[~vertical] /= norm[~vertical, None]
     return _rotations(axis, bend) @ C_IF
+
+
+def _leaf_areas(parent: np.ndarray, terminal: np.ndarray, leaves: float,
+                limbs: int) -> np.ndarray:
+    """(N,) m²: each terminal limb's `leaves` shared equally by it and up to `limbs` − 1 of its
+    ancestors, each the only child of its parent (the unbranched chain of its branch)."""
+    children = np.bincount(parent[parent >= 0], minlength=len(parent))
+    area = np.zeros(len(parent))
+    for tip in np.flatnonzero(terminal):
+        chain = [tip]
+        while len(chain) < limbs and parent[chain[-1]] >= 0 and children[parent[chain[-1]]] == 1:
+            chain.append(parent[chain[-1]])
+        area[chain] += leaves / len(chain)
+    return area
 
 
 def stem_radii(length: float, radius: float, q: float, segments: int) -> np.ndarray:
@@ -393,7 +412,7 @@ def generate(gen: dict, error: ErrorFactory | None = None,
     rest[np.abs(rest) < 1e-12] = 0.0  # exact zeros for straight joints (no "-0.0" noise)
 
     leaves = 0.0 if gen.get("leafless", False) else float(gen["leaf_area"])
-    leaf_area = np.where(terminal, leaves, 0.0)
+    leaf_area = _leaf_areas(parent, terminal, leaves, int(gen.get("leaf_limbs", 1)))
     is_trunk = np.arange(n) < trunk_segments
     density = None if material is None else float(material["density"])
     mass = _masses(gen, is_trunk, length, radius, leaf_area, density, error)

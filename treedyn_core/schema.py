@@ -136,6 +136,9 @@ GENERATOR: dict[str, Any] = {
                     max=0.5),
     "leaf_area": Field("float", 0.05, "foliage area per terminal limb", "m²", min=0.0,
                        max=MAX_LEAF_AREA),
+    "leaf_limbs": Field("int", 1, "limbs that share each terminal limb's leaf_area equally: it "
+                        "and its ancestors up its unbranched chain (a willow's hanging shoot "
+                        "leafy along its length)", min=1),
     "whorls": Field("int", 0, "whorls of branches at the highest trunk joints below an excurrent "
                     "leader (conifer); 0: the trunk ends in a branching", min=0),
     "whorl_length_ratio": Field("float", 0.3, "whorl branch length over the trunk length above "

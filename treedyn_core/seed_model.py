@@ -338,8 +338,9 @@ def seed_dynamics(system, qa, omega, implicit_h, drag_h):
     damping made implicit with the same θh (this model's choice: drag_h, the articulated
     model's backward-Euler step for it, is not used). Stages: pose → (if ``air.enabled``)
     drawing-formula kinematics, wind at the midpoints, drag torques about the bases →
-    moments → Euler's equation or the tree system. External forces and the drag forces act
-    at the bases and have no moment about them in this model.
+    moments → Euler's equation or the tree system. An external force acts at the base and has
+    no moment about it; the drag acts at the midpoint, its moment about the limb's own base is
+    applied and its force is not passed on (no force is transmitted between limbs).
     """
     model, w, air = system.model, system.work, system.air
     parent = model.parent
@@ -465,8 +466,8 @@ class SeedDynamics:
     outputs; `load` converts them to the absolute attitudes ``qa`` and rates ``omega`` the
     model's dynamics read, `store` converts back (the steppers of `integrators` run between).
     Reads from `sim`: ``q, v, spring_C_rel, gravity, ext_torque, stiffness_scale,
-    damping_scale`` and its aerodynamic inputs ``sim.air()`` (``ext_force`` and the drag
-    forces act at the bases and have no moment about them in this model).
+    damping_scale`` and its aerodynamic inputs ``sim.air()`` (``ext_force`` acts at the bases
+    and has no moment about them in this model; the drag, its moment about each base alone).
     """
 
     def __init__(self, tree, inertia_base: np.ndarray):

@@ -31,6 +31,7 @@ from .integrators import (GALPHA_ITERATIONS, GalphaState, RK4Stages, galpha_coef
 from .joints import joint_torques
 from .prestress import prestressed_spring_rotations
 from .reference_integrator import DEFAULT_ATOL, DEFAULT_RTOL, dop853_steps
+from .seed_equilibrium import seed_mean_wind_equilibrium
 from .seed_model import SeedDynamics, SeedSystem, seed_prestressed_spring_rotations
 from .stability import RK4_STABILITY, SAFETY, fastest_rate
 from .model import Model
@@ -247,32 +248,18 @@ class Simulation:
 
     def reset(self) -> None:
         """Back to t = 0: the rest pose (prestressed with the stiffness scale now in force) —
-        with ``start`` "mean_wind", the static equilibrium under the mean wind in force
-        (`equilibrium`; the articulated model's statics, so the seed model starts at rest) —
-        plus the preset's initial_state; external loads cleared. The settings in force (wind
-        speed, direction and turbulence, stiffness and damping scales, integrator, dt) are
-        kept: a reset restarts the motion, it does not undo the sliders."""
+        with ``start`` "mean_wind", the model's static equilibrium under the mean wind in force
+        (`balance`) — plus the preset's initial_state; external loads cleared. The settings in
+        force (wind speed, direction and turbulence, stiffness and damping scales, integrator,
+        dt) are kept: a reset restarts the motion, it does not undo the sliders."""
         self.eases.clear()
-        if self.prestressed:
-            solve = (seed_prestressed_spring_rotations if self._seed is not None
-                     else prestressed_spring_rotations)
-            self.spring_C_rel = solve(self.tree, self.gravity, self.stiffness_scale)
-            self.prestress_stiffness_scale = self.stiffness_scale
-        else:
-            self.spring_C_rel = self.tree.spring_C_rel.copy()
+        self._prestress(self.stiffness_scale)
         self.time = 0.0
         self.wind.restart()
         R = self.tree.rest_C_rel.copy()
         self.start_notice = None
-        if self.start == "mean_wind" and self._seed is None:
-            try:
-                R = mean_wind_equilibrium(self).R_rel.copy()
-            except TreedynError as exc:
-                if self.data["simulation"].get("start") is not None:
-                    raise   # asked for by name: an error
-                # The default for a prestressed tree: a wind too strong for any balance (a
-                # storm on a tall tree) starts from rest, as before the default, and says so.
-                self.start_notice = f"{str(exc).split(' (')[0]}; the run starts from rest"
+        if self.start == "mean_wind":
+            R = self._start_balance(R)
         self.v[:] = 0.0
         for i, rotation, rate in self.static_model.initial_state:
             R[i] = R[i] @ so3.exp(rotation)
@@ -282,6 +269,39 @@ class Simulation:
         self.ext_torque[:] = 0.0
         self.pull = Pull.none()
         self._kinematics()
+
+    def _prestress(self, stiffness_scale: float) -> None:
+        """The springs' rest rotations: the model's own prestress for `stiffness_scale` (each
+        model's rest pose its balance under gravity), or the preset's."""
+        if self.prestressed:
+            solve = (seed_prestressed_spring_rotations if self._seed is not None
+                     else prestressed_spring_rotations)
+            self.spring_C_rel = solve(self.tree, self.gravity, stiffness_scale)
+            self.prestress_stiffness_scale = stiffness_scale
+        else:
+            self.spring_C_rel = self.tree.spring_C_rel.copy()
+
+    def balance(self) -> np.ndarray:
+        """(N, 3, 3) joint rotations, child → parent: the static equilibrium of the model in
+        force under gravity and the mean wind in force (turbulence off), with the springs and
+        stiffness scale in force — the articulated model's (`equilibrium`) or the seed
+        model's (`seed_equilibrium`). Raises TreedynError if none is found."""
+        if self._seed is None:
+            return mean_wind_equilibrium(self).R_rel.copy()
+        return seed_mean_wind_equilibrium(self, self._seed).R_rel
+
+    def _start_balance(self, rest: np.ndarray) -> np.ndarray:
+        """`balance`, or — when none is found and the start was not asked for by name —
+        `rest`, with `start_notice` saying so."""
+        try:
+            return self.balance()
+        except TreedynError as exc:
+            if self.data["simulation"].get("start") is not None:
+                raise   # asked for by name: an error
+            # The default for a prestressed tree: a wind too strong for any balance (a storm
+            # on a tall tree) starts from rest, as before the default, and says so.
+            self.start_notice = f"{str(exc).split(' (')[0]}; the run starts from rest"
+            return rest
 
     def step(self, n: int = 1) -> None:
         """Advance n steps of dt with the integrator in force; raises SimulationDiverged (state
@@ -405,14 +425,35 @@ class Simulation:
 
     def take_over(self, other: "Simulation") -> None:
         """Go on with the motion of `other`, a simulation of the same tree (the app's switch
-        between the models): its joints, rates, time, wind, springs' rest rotations, scales and
-        the eases under way, so the run continues instead of restarting at t = 0."""
+        between the models): its time, wind, rates, scales and the eases under way, so the run
+        continues instead of restarting at t = 0. When the models differ, a prestressed tree
+        takes this model's own prestress (for the stiffness scale `other` was prestressed
+        with), and a tree that starts in balance (``start`` "mean_wind") sways about this
+        model's balance: every joint keeps its rotation away from `other`'s balance in the
+        wind in force, R = B_self B_otherᵀ R_other per joint (the two models' balances
+        differ: from `other`'s pose this model would lurch). When either balance is not
+        found, the joints are taken as they are."""
         self.restore_state(other.saved_state())
         self.stiffness_scale, self.damping_scale = other.stiffness_scale, other.damping_scale
         if hasattr(other, "prestress_stiffness_scale"):
             self.prestress_stiffness_scale = other.prestress_stiffness_scale
+        if other.model != self.model:
+            if self.prestressed:
+                self._prestress(other.prestress_stiffness_scale)
+            if self.start == "mean_wind":
+                self._sway_about_balance(other)
         self.eases.stiffness, self.eases.damping = other.eases_under_way()
         self._apply_eases()
+
+    def _sway_about_balance(self, other: "Simulation") -> None:
+        """The joints of `other`'s motion moved from its balance to this model's (`take_over`)."""
+        try:
+            ours, theirs = self.balance(), other.balance()
+        except TreedynError:
+            return
+        R = np.array([so3.quat_to_matrix(q) for q in other.q])   # once per switch
+        self.q[:] = so3.quats_from_matrices(ours @ np.swapaxes(theirs, 1, 2) @ R)
+        self._kinematics()
 
     def eases_under_way(self):
         """(stiffness ease, damping ease) in progress (`easing`), for `take_over`."""
