@@ -465,7 +465,7 @@ class SeedDynamics:
     The simulation keeps its joint state ``sim.q`` (N, 4) and ``sim.v`` (N, 3) and all its
     outputs; `load` converts them to the absolute attitudes ``qa`` and rates ``omega`` the
     model's dynamics read, `store` converts back (the steppers of `integrators` run between).
-    Reads from `sim`: ``q, v, spring_C_rel, gravity, ext_torque, stiffness_scale,
+    Reads from `sim`: ``q, v, spring_C_in_force, gravity, ext_torque, stiffness_scale,
     damping_scale`` and its aerodynamic inputs ``sim.air()`` (``ext_force`` acts at the bases
     and has no moment about them in this model; the drag, its moment about each base alone).
     """
@@ -484,7 +484,7 @@ class SeedDynamics:
         `sim`, which prestress and the user may change)."""
         t = self.tree
         return SeedModel(t.parent, t.base_offset, t.mass, t.com_offset, self.inertia_base,
-                         self.inertia_inv, t.stiffness, t.damping, sim.spring_C_rel,
+                         self.inertia_inv, t.stiffness, t.damping, sim.spring_C_in_force,
                          np.asarray(sim.gravity, float))
 
     def system(self, sim, air: Air | None = None) -> SeedSystem:
@@ -525,5 +525,5 @@ class SeedDynamics:
         t, w = self.tree, self.work
         seed_pose(t.parent, self.qa, w.C_IF, w.R_rel)
         return seed_energies(t.mass, t.com_offset, self.inertia_base, t.stiffness,
-                             sim.spring_C_rel, np.asarray(sim.gravity, float), t.rest_base,
+                             sim.spring_C_in_force, np.asarray(sim.gravity, float), t.rest_base,
                              sim.stiffness_scale, w.C_IF, w.R_rel, self.omega)

@@ -198,6 +198,11 @@ class Simulation:
     def spring_C_rel(self, value: np.ndarray) -> None:
         self._spring_C_rel = np.ascontiguousarray(value, dtype=np.float64)
         self.spring_q = so3.quats_from_matrices(self._spring_C_rel)
+        self.spring_C_in_force = self._spring_C_rel
+
+    # spring_C_in_force: (N, 3, 3) the rest orientations the step uses now, `spring_q` as
+    # matrices: `spring_C_rel` once any stiffness ease is done, between the old and the new
+    # prestress while one is under way (`_apply_eases`). The seed model reads these.
 
     @property
     def prestressed(self) -> bool:
@@ -512,6 +517,7 @@ class Simulation:
         rest = self.eases.advance(self._spring_C_rel, self.time)
         if rest is not None:
             self.spring_q = so3.quats_from_matrices(rest)
+            self.spring_C_in_force = rest
         return self.eases.under_way
 
     def _spring_errors(self, theta: np.ndarray) -> None:
