@@ -54,6 +54,12 @@ holds to round-off, a limb that does not branch keeps its radius (a decurrent
 trunk is a cylinder; an excurrent one tapers at each whorl), and a long
 terminal twig is thicker than a short one.
 
+Stem (``stem_form`` q): the trunk limbs instead take the radii of a tapered stem,
+r(z) = ``trunk.radius``·((L − z)/L)^q, and joint stiffnesses integrated along it
+(`stem_joint_stiffness`), optionally with a juvenile core (``juvenile_radius``,
+``juvenile_modulus_ratio``) and a fork (``fork_height``, ``fork_leaders``): above the fork the
+trunk limbs stand for that many leaders swaying together, drawn as one.
+
 Names: ``trunk0`` … ``trunk{S-1}`` from the ground up. The level-1 branches
 are ``b0``, ``b1``, … (with whorls: numbered from the lowest whorl up,
 ``children[0]`` per whorl); the k-th branch at the end of branch ``b2`` is
