@@ -32,7 +32,8 @@ from treedyn_core.simulation import Simulation  # noqa: E402
 from treedyn_core.sway import sway_frequency_hz  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from field_data import measured_trees  # noqa: E402  (the tests' own selection of trees)
+# The tests' own trees.
+from field_data import DAMPING_RANGE, DAMPING_TREES, measured_trees  # noqa: E402
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 MEASURED = [("picea_abies", "forest"), ("picea_sitchensis", "forest"),
@@ -41,8 +42,6 @@ MEASURED = [("picea_abies", "forest"), ("picea_sitchensis", "forest"),
 CONIFER_SIZES = [(10.0, 60.0), (15.0, 50.0), (18.0, 70.0), (22.0, 60.0), (25.0, 80.0),
                  (30.0, 90.0)]
 BROADLEAF_SIZES = [(8.0, 42.0), (12.0, 40.0), (16.0, 45.0), (22.0, 45.0)]
-DAMPING_TREES = [("picea_abies", "forest", 10.0, 0.17), ("picea_abies", "forest", 18.0, 0.3),
-                 ("quercus_rubra", "open", 8.0, 0.19), ("quercus_rubra", "open", 12.0, 0.3)]
 
 
 def data(name, stand, height, dbh, **generator):
@@ -146,8 +145,9 @@ def plot_sway(points):
 
 def plot_damping(points):
     fig, ax = plt.subplots(figsize=(6, 4))
-    ax.axhspan(0.05, 0.20, color="tab:green", alpha=0.12, label="published, in leaf")
-    ax.axhspan(0.02, 0.08, color="tab:brown", alpha=0.12, label="published, leafless")
+    ax.axhspan(*DAMPING_RANGE["in leaf"], color="tab:green", alpha=0.12, label="published, in leaf")
+    ax.axhspan(*DAMPING_RANGE["leafless"], color="tab:brown", alpha=0.12,
+               label="published, leafless")
     for k, (name, height, leafless, zeta) in enumerate(points):
         ax.plot(k, zeta, "s" if leafless else "o", color="tab:brown" if leafless else "tab:green")
     ax.set_xticks(range(len(points)))

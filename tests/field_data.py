@@ -1,6 +1,6 @@
 """The measured trees of `data/field_sway_frequencies.csv` (Jackson et al. 2019's compilation;
-the file's header names its source), shared by the species tests and the validation figures
-(scripts/validation_figures.py)."""
+the file's header names its source) and the trees of the pull-and-release damping check, shared
+by the tests and the validation figures (scripts/validation_figures.py)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,13 @@ from treedyn_core import species
 
 FIELD_DATA = Path(__file__).parent / "data" / "field_sway_frequencies.csv"
 TREES_PER_SPECIES = 12  # evenly over the species' trees sorted by height (keeps the tests fast)
+
+# The trees of the pull-and-release damping check (species, stand, H m, DBH m), and the published
+# ranges of pull-and-release damping ratios (docs/validation.md: Moore & Maguire 2004; Jonsson
+# et al. 2007; Kane & James 2011).
+DAMPING_TREES = [("picea_abies", "forest", 10.0, 0.17), ("picea_abies", "forest", 18.0, 0.3),
+                 ("quercus_rubra", "open", 8.0, 0.19), ("quercus_rubra", "open", 12.0, 0.3)]
+DAMPING_RANGE = {"in leaf": (0.05, 0.20), "leafless": (0.02, 0.08)}
 
 
 def measured_trees(name: str, stand: str) -> list[tuple[float, float, float]]:

@@ -59,6 +59,12 @@ holds to round-off, a limb that does not branch keeps its radius (a decurrent
 trunk is a cylinder; an excurrent one tapers at each whorl), and a long
 terminal twig is thicker than a short one.
 
+Stem (``stem_form`` q): the trunk limbs instead take the radii of a tapered stem,
+r(z) = ``trunk.radius``·((L − z)/L)^q, and joint stiffnesses integrated along it
+(`stem_joint_stiffness`), optionally with a juvenile core (``juvenile_radius``,
+``juvenile_modulus_ratio``) and a fork (``fork_height``, ``fork_leaders``): above the fork the
+trunk limbs stand for that many leaders swaying together, drawn as one.
+
 Names: ``trunk0`` … ``trunk{S-1}`` from the ground up. The level-1 branches
 are ``b0``, ``b1``, … (with whorls: numbered from the lowest whorl up,
 ``children[0]`` per whorl); the k-th branch at the end of branch ``b2`` is
@@ -235,7 +241,8 @@ def stem_radii(length: float, radius: float, q: float, segments: int) -> np.ndar
 
 def stem_joint_stiffness(length: float, radius: float, q: float, segments: int,
                          youngs_modulus: float, shear_modulus: float,
-                         core_radius: float = 0.0, core_modulus_ratio: float = 1.0) -> np.ndarray:
+                         core_radius: float = 0.0, core_modulus_ratio: float = 1.0,
+                         fork_height: float | None = None, fork_leaders: int = 1) -> np.ndarray:
     """(segments, 3) N m/rad, [bend, bend, twist] in limb axes, of the joints of a tapered stem
     r(z) = radius·((H − z)/H)^q: each joint the spring of the stem between the mid-heights of
     the limbs it joins (the root: from the ground to the first limb's mid-height), with the
@@ -246,16 +253,32 @@ def stem_joint_stiffness(length: float, radius: float, q: float, segments: int,
     that radius along the whole stem, as the first rings from the pith are at every height
     (Zobel & Sprague 1998, Juvenile Wood in Forest Trees): the section's stiffness is
     E·(I(r) − (1 − ratio)·I(min(core_radius, r))), so where the stem is thinner than the core
-    (its top) all of it has the core's modulus."""
+    (its top) all of it has the core's modulus.
+
+    A fork (`fork_height` m, `fork_leaders` n): above it the stem stands for n identical leaders
+    that share its cross-section equally (the pipe model), each of radius r(z)/√n, swaying
+    together as in the tree's lowest sway: their second moments add up to I(z)/n, their mass to
+    the single stem's. The flexibility integral is split at the fork."""
     h = length / segments
     low = np.maximum((np.arange(segments) - 0.5) * h, 0.0)
     high = (np.arange(segments) + 0.5) * h
     x, w = np.polynomial.legendre.leggauss(8)
-    z = 0.5 * (low + high)[:, None] + 0.5 * (high - low)[:, None] * x[None, :]
-    r = radius * ((length - z) / length) ** q
-    core = np.minimum(core_radius, r)
-    second_moment = np.pi * (r ** 4 - (1.0 - core_modulus_ratio) * core ** 4) / 4.0
-    compliance = 0.5 * (high - low) * (w[None, :] / second_moment).sum(axis=1)  # ∫ dz / I
+
+    def flexibility(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """∫ dz / I(z) over [a, b] (m⁻³), zero where b ≤ a."""
+        span = np.maximum(b - a, 0.0)
+        z = 0.5 * (a + b)[:, None] + 0.5 * span[:, None] * x[None, :]
+        r = radius * (np.maximum(length - z, 0.0) / length) ** q
+        core = np.minimum(core_radius, r)
+        second_moment = np.pi * (r ** 4 - (1.0 - core_modulus_ratio) * core ** 4) / 4.0
+        return np.where(span > 0.0, 0.5 * span * (w[None, :] / np.where(
+            span[:, None] > 0.0, second_moment, 1.0)).sum(axis=1), 0.0)
+
+    if fork_height is None or fork_leaders == 1:
+        compliance = flexibility(low, high)
+    else:
+        fork = np.clip(float(fork_height), low, high)
+        compliance = flexibility(low, fork) + fork_leaders * flexibility(fork, high)
     bend = youngs_modulus / compliance
     return np.stack([bend, bend, shear_modulus * 2.0 / compliance], axis=1)
 
@@ -423,7 +446,8 @@ def generate(gen: dict, error: ErrorFactory | None = None,
         stem = stem_joint_stiffness(trunk_length, float(trunk["radius"]),
                                     float(gen["stem_form"]), trunk_segments, E, G,
                                     float(gen.get("juvenile_radius") or 0.0),
-                                    float(gen.get("juvenile_modulus_ratio", 1.0)))
+                                    float(gen.get("juvenile_modulus_ratio", 1.0)),
+                                    gen.get("fork_height"), int(gen.get("fork_leaders", 1)))
         stiffness[:trunk_segments] = [[float(k) for k in row] for row in stem]
     if gen.get("root_stiffness") is not None:
         # The root plate in series with the stem's lowest half limb (or replacing the root

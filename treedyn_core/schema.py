@@ -174,6 +174,13 @@ GENERATOR: dict[str, Any] = {
     "juvenile_modulus_ratio": Field("float", 1.0, "Young's modulus of the juvenile core over "
                                     "material.youngs_modulus (with juvenile_radius)", min=0.0,
                                     min_open=True, max=1.0),
+    "fork_height": Field("float", None, "height at which the stem divides into fork_leaders "
+                         "leaders of equal share of its cross-section (with stem_form): the stem "
+                         "joints above it have 1/fork_leaders of the single stem's stiffness; "
+                         "null: no fork", "m", min=0.0, min_open=True, max=MAX_LENGTH,
+                         nullable=True),
+    "fork_leaders": Field("int", 1, "leaders above fork_height (with fork_height)", min=1,
+                          max=64),
     "leaf_mass_per_area": Field("float", 0.0, "fresh foliage mass per leaf area, added to the "
                                 "limbs carrying leaves", "kg/m²", min=0.0, max=10.0),
     "branch_mass": Field("float", None, "total branch wood mass, shared among branch limbs by "

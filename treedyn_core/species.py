@@ -22,6 +22,9 @@ always wins):
 - Juvenile core: where the table gives one (``wood.juvenile``), a core of the given fraction
   of the breast-height radius with the given modulus ratio (``juvenile_radius``,
   ``juvenile_modulus_ratio``), in the stem joints' stiffness (`generator.stem_joint_stiffness`).
+- Fork: where the table gives one for the stand (``fork``), the stem divides at the given
+  height into the given number of leaders (``fork_height``, ``fork_leaders``): the stem joints
+  above it have the leaders' stiffness (`generator.stem_joint_stiffness`).
 - Root: ``root_stiffness`` from the critical turning moment per stem mass (`anchorage`).
 - Wood: density, Young's modulus, Poisson's ratio, modulus of rupture, structural damping
   ratio; wind: the foliage's drag coefficient and Vogel exponent; look: the foliage's and
@@ -180,6 +183,7 @@ def derive(name: str, height: float, dbh: float, stand: str = "forest",
     foliage_mass = stem_mass * biomass["foliage"] / biomass["stem"]
     foliage = spec["foliage"]
     juvenile = wood.get("juvenile")
+    fork = spec.get("fork", {}).get(stand)
     shoot_ends = tiers * per_tier * SUB_BRANCHES + 1  # the leader's top carries leaves too
     leaf_area = foliage_mass / foliage["leaf_mass_per_area"] / shoot_ends
 
@@ -199,6 +203,8 @@ def derive(name: str, height: float, dbh: float, stand: str = "forest",
         "stem_form": q,
         "juvenile_radius": float(juvenile["radius_fraction"]) * 0.5 * dbh if juvenile else None,
         "juvenile_modulus_ratio": float(juvenile["modulus_ratio"]) if juvenile else 1.0,
+        "fork_height": float(fork["height"]) if fork else None,
+        "fork_leaders": int(fork["leaders"]) if fork else 1,
         "leaf_mass_per_area": float(foliage["leaf_mass_per_area"]),
         "branch_mass": branch_mass,
         "root_stiffness": anchorage.root_stiffness(
