@@ -330,10 +330,9 @@ def galpha_start(model: Model, R: np.ndarray, v: np.ndarray, h: float, rho_inf: 
     return _newton_iteration(model, R, v, c_v, c_q, zero, zero, advection)
 
 
-def galpha_step(model: Model, R: np.ndarray, v: np.ndarray, vdot: np.ndarray, a: np.ndarray,
-                h: float, rho_inf: float, iterations: int, advection: float = 0.0):
-    """One generalized-α step of h seconds with ``iterations`` Newton iterations (module
-    docstring); returns the new (R, v, v̇, a)."""
+def _galpha_sub_step(model: Model, R, v, vdot, a, h, rho_inf, control, advection):
+    """One generalized-α step of h seconds by Newton iterations under ``control`` (module
+    docstring): (converged, R, v, v̇, a) at the last iterate."""
     coefficients = galpha_coefficients(rho_inf)
     alpha_m, alpha_f, beta, gamma = coefficients
     c_v, c_q = _galpha_iteration_coefficients(h, rho_inf)
@@ -343,12 +342,46 @@ def galpha_step(model: Model, R: np.ndarray, v: np.ndarray, vdot: np.ndarray, a:
     R_k, v_k = R, v
     rate_ref = -h * ((1.0 - gamma) * a + gamma * a_zero) / c_v
     position_ref = -h * (v + h * ((0.5 - beta) * a + beta * a_zero)) / c_q
-    for _ in range(iterations):
+    last_change = 0.0
+    converged = False
+    for iteration in range(control.max_iterations):
         guess = _newton_iteration(model, R_k, v_k, c_v, c_q, rate_ref, position_ref, advection)
-        R_k, v_k, _ = _galpha_state(R, v, vdot, a, guess, h, coefficients)
+        change = np.abs(guess - rate_ref).max()
+        R_k, v_k, a_new = _galpha_state(R, v, vdot, a, guess, h, coefficients)
         rate_ref = position_ref = guess
-    R_new, v_new, a_new = _galpha_state(R, v, vdot, a, guess, h, coefficients)
-    return R_new, v_new, guess, a_new
+        if iteration >= 1:
+            if change <= control.tolerance * np.abs(guess).max():
+                converged = True
+                break
+            if iteration >= 2 and change >= control.contraction * last_change:
+                break
+            last_change = change
+    return converged, R_k, v_k, guess, a_new
+
+
+def galpha_step(model: Model, R: np.ndarray, v: np.ndarray, vdot: np.ndarray, a: np.ndarray,
+                h: float, rho_inf: float, control, advection: float = 0.0,
+                wind_speed: float = 0.0, level: int = 0):
+    """One generalized-α step of h seconds (module docstring): Newton iterations until
+    converged, a step that does not converge taken again as two of h/2 down to
+    h/2^max_halvings, starting one halving coarser than the last step's ``level``; the wind's
+    pattern at ``advection`` + wind_speed × the time into the step. Returns the new
+    (R, v, v̇, a, level)."""
+    finest = control.max_halvings
+    level = max(level - 1, 0)
+    deepest = level
+    done = 0.0                     # s into the step
+    while done < h * (1.0 - 1e-12):
+        length = h / 2**level
+        converged, R_k, v_k, vdot_k, a_k = _galpha_sub_step(
+            model, R, v, vdot, a, length, rho_inf, control, advection + wind_speed * done)
+        if not converged and level < finest:
+            level += 1
+            deepest = max(deepest, level)
+            continue
+        R, v, vdot, a = R_k, v_k, vdot_k, a_k
+        done += length
+    return R, v, vdot, a, deepest
 
 
 def _quat_product(p: np.ndarray, q: np.ndarray) -> np.ndarray:

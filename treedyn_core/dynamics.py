@@ -37,8 +37,8 @@ from .wind import advance_wind, wind_at
 
 class Pull(NamedTuple):
     """A spring-damper pulling a material point of one limb toward a target (the app's grab):
-    force k (target − p) − c ṗ at the point p, made implicit in the θ-method as the stiff
-    terms of the joints are (`pull_load`)."""
+    force k (target − p) − c ṗ at the point p, made implicit in the θ-method and in
+    generalized-α as the stiff terms of the joints are (`pull_load`)."""
 
     limb: int                  # the pulled limb, −1: no pull
     offset: np.ndarray         # (3,) m, the limb's base → the point, limb axes
@@ -67,12 +67,15 @@ class ArticulatedSystem(NamedTuple):
 # Inlined, as `_articulated` is: a kernel call that is handed a record costs two atomic
 # reference-count updates per array of it (`_dispatcher`).
 @kernel(inline="always")
-def pull_load(pull, w, implicit_h, force, torque):
+def pull_load(pull, w, rate_h, position_h2, stiffness_rate_h, force, torque):
     """Add the pull's force at its point (and its moment about the limb's base) to force and
-    torque (N, 3), and its implicit terms to ``w.point_mass``: as the θ-method treats a stiff
-    joint, (M + θhC + θ²h²K) a = f − θhK v with K = k JᵀJ, C = c JᵀJ (J: joint rates → the
-    point's velocity) is an added mass θh c + (θh)² k at the point and the force −θh k ṗ
-    (implicit_h = θh; 0: explicit). After forward_kinematics."""
+    torque (N, 3), and its implicit terms to ``w.point_mass``: as the implicit steps treat a
+    stiff joint, with K = k JᵀJ, C = c JᵀJ (J: joint rates → the point's velocity) an added
+    mass rate_h c + position_h2 k at the point (``w.point_rate_share``: the damper's part),
+    and the force −stiffness_rate_h k ṗ. The θ-method: rate_h = stiffness_rate_h = θh,
+    position_h2 = (θh)², (M + θhC + θ²h²K) a = f − θhK v; generalized-α: c_v, c_q and 0, the
+    added mass about the iteration's references (`articulated.limb_inertias`). All 0:
+    explicit. After forward_kinematics."""
     for i in range(w.point_mass.shape[0]):
         w.point_mass[i] = 0.0
     i = pull.limb
@@ -83,10 +86,13 @@ def pull_load(pull, w, implicit_h, force, torque):
     p = m3.vadd(m3.vload(w.base[i]), rho)
     p_dot = m3.vadd(m3.vload(w.base_vel[i]), m3.cross(m3.vload(w.omega[i]), rho))
     F = m3.vsub(m3.vscale(pull.stiffness, m3.vsub(m3.vload(pull.target), p)),
-                m3.vscale(pull.damping + implicit_h * pull.stiffness, p_dot))
+                m3.vscale(pull.damping + stiffness_rate_h * pull.stiffness, p_dot))
     m3.vadd_into(F, force[i])
     m3.vadd_into(m3.cross(rho, F), torque[i])
-    w.point_mass[i] = implicit_h * (pull.damping + implicit_h * pull.stiffness)
+    damper = rate_h * pull.damping
+    added = damper + position_h2 * pull.stiffness
+    w.point_mass[i] = added
+    w.point_rate_share[i] = damper / added if added > 0.0 else 0.0
     m3.vstore(rho, w.point_lever[i])
 
 
@@ -99,7 +105,8 @@ def articulated_dynamics(system, q, v, implicit_h, drag_h):
     drag = drag_h if system.air.enabled else 0.0
     terms = ImplicitTerms(implicit_h * implicit_h * k_scale, implicit_h * c_scale,
                           implicit_h * implicit_h, implicit_h, drag * drag, drag, drag, False)
-    return _articulated(system, q, v, implicit_h, terms, system.work.vdot, system.work.vdot)
+    return _articulated(system, q, v, implicit_h, terms, implicit_h, implicit_h * implicit_h,
+                        system.work.vdot, system.work.vdot)
 
 
 @kernel
@@ -109,20 +116,21 @@ def articulated_dynamics_about(system, q, v, rate_h, position_h2, rate_ref, posi
     position_h2 𝒦 x_p`` with 𝒞 the dampers and the drag's damping, 𝒦 the springs, gravity's
     PSD stiffness and the loads' stiffness, x_r = rate_ref and x_p = position_ref (N, 3)
     rad/s² (`ImplicitTerms` about references): the rates move by rate_h (x − x_r) and the
-    rotations by position_h2 (x − x_p) from (q, v)."""
+    rotations by position_h2 (x − x_p) from (q, v). The pull's spring and damper are implicit
+    so too (`pull_load`)."""
     k_scale, c_scale = system.k_scale, system.c_scale
     drag = system.air.enabled
     terms = ImplicitTerms(position_h2 * k_scale, rate_h * c_scale, position_h2, 0.0,
                           position_h2 if drag else 0.0, 0.0, rate_h if drag else 0.0, True)
-    # The pull's spring stays explicit here (its added mass needs the θ-method's θh).
-    return _articulated(system, q, v, 0.0, terms, rate_ref, position_ref)
+    return _articulated(system, q, v, 0.0, terms, rate_h, position_h2, rate_ref, position_ref)
 
 
 @kernel(inline="always")
-def _articulated(system, q, v, implicit_kv, terms, rate_ref, position_ref):
+def _articulated(system, q, v, implicit_kv, terms, pull_rate_h, pull_position_h2, rate_ref,
+                 position_ref):
     """The articulated model's accelerations for `ImplicitTerms` terms (and references), the
-    springs' right-hand side less implicit_kv K v, the pull's spring implicit with implicit_kv
-    (`pull_load`). Stages: kinematics → the pull → aerodynamic loads (if ``air.enabled``) →
+    springs' right-hand side less implicit_kv K v, the pull's spring implicit with
+    pull_rate_h, pull_position_h2 and implicit_kv (`pull_load`). Stages: kinematics → the pull → aerodynamic loads (if ``air.enabled``) →
     joint torques → articulated-body recursion. With air or a pull, the loads given are added
     to theirs."""
     model, w, air = system.model, system.work, system.air
@@ -135,7 +143,7 @@ def _articulated(system, q, v, implicit_kv, terms, rate_ref, position_ref):
                 w.total_force[i, r] = force[i, r]
                 w.total_torque[i, r] = torque[i, r]
         force, torque = w.total_force, w.total_torque
-    pull_load(system.pull, w, implicit_kv, force, torque)
+    pull_load(system.pull, w, pull_rate_h, pull_position_h2, implicit_kv, force, torque)
     if air.enabled:
         midpoints(w.C_IF, w.base, w.omega, w.base_vel, air.length, air.limb_u, w.mid, w.mid_vel,
                   w.lever)
