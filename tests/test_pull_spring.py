@@ -106,10 +106,10 @@ def test_galpha_iteration_takes_the_pull_about_its_references():
     rng = np.random.default_rng(4)
     x_r, x_p = rng.standard_normal((2, sim.tree.n, 3))
     sim.set_pull(limb, offset, target, k, c)
-    x1 = articulated_dynamics_about(sim.system(), sim.q, sim.v, c_v, c_q, x_r, x_p).copy()
+    x1 = articulated_dynamics_about(sim.system(), sim.q, sim.v, c_v, c_q, x_r, x_p, True).copy()
     A, J = _dense_system(sim, limb, point)
     _as_explicit_load(sim, limb, point, target, k)
-    x0 = articulated_dynamics_about(sim.system(), sim.q, sim.v, c_v, c_q, x_r, x_p).copy()
+    x0 = articulated_dynamics_about(sim.system(), sim.q, sim.v, c_v, c_q, x_r, x_p, True).copy()
     lhs = (A + (c_v * c + c_q * k) * J.T @ J) @ x1.reshape(-1)
     rhs = A @ x0.reshape(-1) + J.T @ J @ (c_v * c * x_r.reshape(-1) + c_q * k * x_p.reshape(-1))
     assert np.abs(x1 - x0).max() > 1e-3 * np.abs(x0).max()    # the added mass matters

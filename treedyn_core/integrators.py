@@ -214,9 +214,9 @@ def _galpha_sub_step(system, h, coefficients, control, q, v, work):
     last_change = 0.0
     for iteration in range(control.max_iterations):
         if iteration == 0:
-            x = accelerations_about(system, q, v, c_v, c_q, rate_ref, position_ref)
+            x = accelerations_about(system, q, v, c_v, c_q, rate_ref, position_ref, True)
         else:
-            x = accelerations_about(system, q, v, c_v, c_q, guess, guess)
+            x = accelerations_about(system, q, v, c_v, c_q, guess, guess, False)
         work.counts[ITERATIONS] += 1
         bad = first_non_finite(x)
         if bad >= 0:
@@ -270,7 +270,8 @@ def galpha_steps(system, n_steps, h, coefficients, control, q, v, work):
         # (docs/design.md §4.7).
         c_v, c_q = _iteration_coefficients(h, coefficients)
         work.rate_ref[:] = 0.0
-        start = accelerations_about(system, q, v, c_v, c_q, work.rate_ref, work.rate_ref)
+        start = accelerations_about(system, q, v, c_v, c_q, work.rate_ref, work.rate_ref,
+                                    True)
         bad = first_non_finite(start)
         if bad >= 0:
             return 0, bad
