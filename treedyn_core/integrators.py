@@ -97,7 +97,7 @@ class GalphaControl(NamedTuple):
     max_halvings: int
 
 
-GALPHA_CONTROL = GalphaControl(1e-2, 0.9, 10, 2)
+GALPHA_CONTROL = GalphaControl(1e-3, 0.9, 10, 2)
 
 
 class GalphaCoefficients(NamedTuple):
