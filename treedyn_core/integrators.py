@@ -84,7 +84,7 @@ def theta_steps(system, n_steps, h, theta_m, q, v):
 # small: they contract by only 0.1–0.3 each, whatever h (the matrix's stiffness is not the
 # tangent), and with two a step the energy test ran away on three presets. Where the iteration
 # stops contracting (light shoots at tens of rad/s, in storms) the step is taken again as two
-# of h/2, recursively: at ρ∞ = 0.6 the willow's energy test, and its storm at turbulence 1.0,
+# of h/2, recursively: the willow's energy test at ρ∞ = 0.6 and its storm at turbulence 1.0
 # ran away without. Tolerance 1e-3: 1e-2 broke the order sweep (the count of iterations
 # switching along it).
 class GalphaControl(NamedTuple):
