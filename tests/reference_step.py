@@ -178,14 +178,16 @@ def load_blocks(model: Model, kin: dict, force: np.ndarray, at: np.ndarray) -> n
     return out
 
 
-def drag(model: Model, kin: dict, advection: float):
-    """Drag at the midpoints: (F (N, 3) N, D = ∂F/∂v_rel (N, 3, 3) N s/m, midpoints (N, 3) m)."""
+def drag(model: Model, kin: dict, advection: float, wind: np.ndarray | None = None):
+    """Drag at the midpoints: (F (N, 3) N, D = ∂F/∂v_rel (N, 3, 3) N s/m, midpoints (N, 3) m);
+    ``wind`` (N, 3) m/s: the wind velocities to take instead of the field's at the midpoints."""
     air = model.air
     e = np.einsum("nij,nj->ni", kin["C"], model.axis)
     rho = 0.5 * model.length[:, None] * e
     mid = kin["base"] + rho
-    v_rel = air.wind.velocity(mid, advection) - (kin["v_base"]
-                                                  + np.cross(kin["omega_world"], rho))
+    if wind is None:
+        wind = air.wind.velocity(mid, advection)
+    v_rel = wind - (kin["v_base"] + np.cross(kin["omega_world"], rho))
     F = np.zeros_like(mid)
     D = np.zeros((model.tree.n, 3, 3))
     for i in range(model.tree.n):
@@ -266,10 +268,10 @@ def implicit_step(model: Model, R: np.ndarray, v: np.ndarray, h: float, theta: f
     return np.array([R[i] @ ref.rotation_exp(turn[i]) for i in range(n)]), v + h * a
 
 
-def _drag_terms(model: Model, kin: dict, v: np.ndarray, advection: float):
-    """(F (N, 3), torque about the COMs (N, 3), K_F (3N, 3N), J (N, 3, 3N), D (N, 3, 3),
-    midpoints (N, 3)) of the drag in state (kin, v)."""
-    F, D, mid = drag(model, kin, advection)
+def _drag_terms(model: Model, kin: dict, v: np.ndarray, advection: float, wind=None):
+    """(F (N, 3), torque about the COMs (N, 3), K_F (3N, 3N), J (N, 3, 3N), D (N, 3, 3)) of the
+    drag in state (kin, v), the wind velocities ``wind`` or the field's (`drag`)."""
+    F, D, mid = drag(model, kin, advection, wind)
     torque = np.cross(mid - kin["com_world"], F)        # the bias takes forces at the COMs
     K_F = block_diag(*load_blocks(model, kin, F, mid))
     return F, torque, K_F, point_jacobians(model, kin, mid), D
@@ -300,17 +302,18 @@ def _galpha_iteration_coefficients(h: float, rho_inf: float) -> tuple[float, flo
 
 
 def _newton_iteration(model: Model, R_k: np.ndarray, v_k: np.ndarray, c_v: float, c_q: float,
-                      rate_ref: np.ndarray, position_ref: np.ndarray, advection: float
-                      ) -> np.ndarray:
+                      rate_ref: np.ndarray, position_ref: np.ndarray, advection: float,
+                      wind: np.ndarray | None = None) -> np.ndarray:
     """x (N, 3) rad/s² of one Newton iteration at (R_k, v_k) about x_r = rate_ref and
-    x_p = position_ref (module docstring)."""
+    x_p = position_ref (module docstring), the drag with the wind velocities ``wind``
+    (default: the field's at the midpoints)."""
     tree, n = model.tree, model.tree.n
     kin = ref.kinematics(tree, R_k, v_k)
     damping = block_diag(*model.damping)
     stiffness = block_diag(*model.stiffness) + block_diag(*gravity_blocks(model, kin))
     force, torque = np.zeros((n, 3)), np.zeros((n, 3))
     if model.air is not None:
-        force, torque, K_F, J, D = _drag_terms(model, kin, v_k, advection)
+        force, torque, K_F, J, D = _drag_terms(model, kin, v_k, advection, wind)
         stiffness += K_F
         DJ = np.einsum("nij,njk->nik", D, J)
         damping += J.reshape(3 * n, 3 * n).T @ DJ.reshape(3 * n, 3 * n)
@@ -330,10 +333,9 @@ def galpha_start(model: Model, R: np.ndarray, v: np.ndarray, h: float, rho_inf: 
     return _newton_iteration(model, R, v, c_v, c_q, zero, zero, advection)
 
 
-def galpha_step(model: Model, R: np.ndarray, v: np.ndarray, vdot: np.ndarray, a: np.ndarray,
-                h: float, rho_inf: float, iterations: int, advection: float = 0.0):
-    """One generalized-α step of h seconds with ``iterations`` Newton iterations (module
-    docstring); returns the new (R, v, v̇, a)."""
+def _galpha_sub_step(model: Model, R, v, vdot, a, h, rho_inf, control, advection):
+    """One generalized-α step of h seconds by Newton iterations under ``control`` (module
+    docstring): (converged, R, v, v̇, a) at the last iterate."""
     coefficients = galpha_coefficients(rho_inf)
     alpha_m, alpha_f, beta, gamma = coefficients
     c_v, c_q = _galpha_iteration_coefficients(h, rho_inf)
@@ -343,12 +345,54 @@ def galpha_step(model: Model, R: np.ndarray, v: np.ndarray, vdot: np.ndarray, a:
     R_k, v_k = R, v
     rate_ref = -h * ((1.0 - gamma) * a + gamma * a_zero) / c_v
     position_ref = -h * (v + h * ((0.5 - beta) * a + beta * a_zero)) / c_q
-    for _ in range(iterations):
-        guess = _newton_iteration(model, R_k, v_k, c_v, c_q, rate_ref, position_ref, advection)
-        R_k, v_k, _ = _galpha_state(R, v, vdot, a, guess, h, coefficients)
+    last_change = 0.0
+    converged = False
+    # the wind at the step's start, taken by every iteration
+    wind = None
+    if model.air is not None:
+        kin = ref.kinematics(model.tree, R, v)
+        mid = kin["base"] + 0.5 * model.length[:, None] * np.einsum("nij,nj->ni", kin["C"],
+                                                                    model.axis)
+        wind = model.air.wind.velocity(mid, advection)
+    for iteration in range(control.max_iterations):
+        guess = _newton_iteration(model, R_k, v_k, c_v, c_q, rate_ref, position_ref, advection,
+                                  wind)
+        change = np.abs(guess - rate_ref).max()
+        R_k, v_k, a_new = _galpha_state(R, v, vdot, a, guess, h, coefficients)
         rate_ref = position_ref = guess
-    R_new, v_new, a_new = _galpha_state(R, v, vdot, a, guess, h, coefficients)
-    return R_new, v_new, guess, a_new
+        if iteration >= 1:
+            if change <= control.tolerance * np.abs(guess).max():
+                converged = True
+                break
+            if iteration >= 2 and change >= control.contraction * last_change:
+                break
+            last_change = change
+    return converged, R_k, v_k, guess, a_new
+
+
+def galpha_step(model: Model, R: np.ndarray, v: np.ndarray, vdot: np.ndarray, a: np.ndarray,
+                h: float, rho_inf: float, control, advection: float = 0.0,
+                wind_speed: float = 0.0, level: int = 0):
+    """One generalized-α step of h seconds (module docstring): Newton iterations until
+    converged, a step that does not converge taken again as two of h/2 down to
+    h/2^max_halvings, starting one halving coarser than the last step's ``level``; the wind's
+    pattern at ``advection`` + wind_speed × the time into the step. Returns the new
+    (R, v, v̇, a, level)."""
+    finest = control.max_halvings
+    level = max(level - 1, 0)
+    deepest = level
+    done = 0.0                     # s into the step
+    while done < h * (1.0 - 1e-12):
+        length = h / 2**level
+        converged, R_k, v_k, vdot_k, a_k = _galpha_sub_step(
+            model, R, v, vdot, a, length, rho_inf, control, advection + wind_speed * done)
+        if not converged and level < finest:
+            level += 1
+            deepest = max(deepest, level)
+            continue
+        R, v, vdot, a = R_k, v_k, vdot_k, a_k
+        done += length
+    return R, v, vdot, a, deepest
 
 
 def _quat_product(p: np.ndarray, q: np.ndarray) -> np.ndarray:

@@ -5,6 +5,7 @@ RK4 at a tiny step, and the numerical damping of free decays as `bench accuracy`
 
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
@@ -13,8 +14,11 @@ import pytest
 from physics_cases import convergence_orders, random_tree_simulation, two_limb_simulation
 from treedyn_core import bench_accuracy as bench
 from treedyn_core.errors import TreedynError
-from treedyn_core.integrators import galpha_coefficients
+from treedyn_core.integrators import (ITERATIONS, RESTARTS, SUB_STEPS, UNCONVERGED,
+                                     galpha_coefficients)
+from treedyn_core.preset import load_preset, shipped_presets
 from treedyn_core.schema import SIMULATION
+from treedyn_core.simulation import Simulation
 
 
 @pytest.mark.parametrize("rho_inf", [0.0, 0.3, 0.6, 1.0])
@@ -107,10 +111,12 @@ def test_start_does_not_overshoot_a_stiff_mode(omega_h):
 
 CONVERGENCE_TIME = 0.5       # s
 GALPHA_DTS = [1 / 480, 1 / 960, 1 / 1920, 1 / 3840]
-# Measured on this tree: 1.84, 1.92, 1.96 over these steps (errors 3.9e-3 … 7.5e-5 m). From
-# 1/240 s the first pair is not yet asymptotic (1.69, with errors 0.0127, 0.0039 m: the
-# implicit start of docs/design.md §4.7 is O(h) off in the algorithmic acceleration, which
-# the method's spurious root carries for a few steps).
+# Measured on this tree (ρ∞ = 0.5, iterations to 1e-3): 1.85, 1.92, 1.88 over these steps
+# (errors 1.4e-3 … 2.8e-5 m; converged to 1e-8: 1.84, 1.92, 1.96; two iterations a step:
+# 1.84, 1.92, 1.96 with errors three times larger; to 1e-2: 1.51, 1.17, 1.64, the number of
+# iterations switching between 2 and 3 along the sweep). From 1/240 s the first pair is not
+# yet asymptotic (1.72: the implicit start of docs/design.md §4.7 is O(h) off in the
+# algorithmic acceleration, which the method's spurious root carries for a few steps).
 ORDER = 2.0
 ORDER_TOL = 0.3
 
@@ -134,14 +140,15 @@ def test_order_two_on_a_random_tree():
 
 
 # The energy fit over 12 periods measures ζ to ~5e-5 (the discrete energy's ripple at 2ω);
-# the predicted ζ̄ at these steps is 2e-5 … 1e-3.
+# the predicted ζ̄ at these steps is 4e-4 and 3.0e-3 (ρ∞ = 0.5), measured 4.19e-4 and 2.89e-3:
+# within the issue's 5 % of Chung & Hulbert's value, or 1e-4.
 DAMPING_ABS_TOL = 1e-4
 
 
 @pytest.mark.parametrize("dt", [1 / 30, 1 / 60])
 def test_single_limb_numerical_damping(dt):
     measured, predicted = bench.single_limb_damping(dt, integrator="galpha")
-    assert measured == pytest.approx(predicted, abs=DAMPING_ABS_TOL)
+    assert measured == pytest.approx(predicted, rel=CHUNG_HULBERT_TOL, abs=DAMPING_ABS_TOL)
 
 
 # The issue's targets on the sapling's lowest mode (2.4 Hz), damping and wind off.
@@ -164,3 +171,76 @@ def test_seed_model_refuses_galpha():
     with pytest.raises(TreedynError, match="galpha"):
         sim.set_integrator("galpha")
     assert sim.integrator == "implicit"
+
+
+ENERGY_DT = 1.0 / 30.0
+ENERGY_SECONDS = 60.0
+PUSH_DEG = 2.0
+# No growth beyond round-off of the energy sums (N terms of order the energy scale).
+ENERGY_RISE = 1e-6
+ENERGY_CHECK_EVERY = 3   # steps
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(shipped_presets()))
+def test_energy_never_rises_with_damping_and_drag_off(name):
+    """The issue's energy test: damping and drag off, the trunk pushed 2° and released, dt =
+    1/30 s, 60 s: the energy never rises beyond 1e-6 of the energy scale. Undamped, the true
+    motion is violent on the light presets (rk4 at half its stability limit: the willow's
+    shoots at 300 rad/s within 0.05 s, 1,000–3,800 rad/s by 1–2 s; docs/design.md §4.7),
+    which no step of 1/30 s resolves: the method's dissipation of what it cannot resolve is
+    what this tests, with converged Newton iterations (two iterations a step: the willow
+    diverged after 0.60 s, the old oak 2.07 s, the giant 0.70 s)."""
+    data = copy.deepcopy(load_preset(name).data)
+    data["wind"].update(speed=0.0, drag_coefficient=0.0, leaf_drag_coefficient=0.0)
+    data["tuning"]["damping_scale"] = 0.0
+    data["simulation"].update(integrator="galpha", dt=ENERGY_DT)
+    root = Simulation.from_data(data).tree.names[0]
+    data["initial_state"] = [{"limb": root, "rotation_deg": [0.0, PUSH_DEG, 0.0],
+                              "angular_velocity": [0.0, 0.0, 0.0]}]
+    sim = Simulation.from_data(data)
+    start = sim.energy()
+    peak = start
+    for _ in range(int(round(ENERGY_SECONDS / ENERGY_DT)) // ENERGY_CHECK_EVERY):
+        sim.step(ENERGY_CHECK_EVERY)
+        peak = max(peak, sim.energy())
+    counts = sim._galpha_state.counts
+    print(f"{name}: rise {(peak - start) / sim.energy_scale:.2e} of the energy scale, "
+          f"|v| ≤ {np.abs(sim.v).max():.3g} rad/s at the end; {counts[ITERATIONS]} iterations, "
+          f"{counts[SUB_STEPS]} sub-steps, {counts[RESTARTS]} restarts, {counts[UNCONVERGED]} "
+          "taken unconverged")
+    assert np.isfinite(sim.q).all() and np.isfinite(sim.v).all()
+    assert peak - start <= ENERGY_RISE * sim.energy_scale
+    assert start - sim.energy() > 0.0   # it moved, and ρ∞ < 1 dissipated some of it
+
+
+STORM_DT = 1.0 / 30.0
+STORM_SPEED = 30.0  # m/s
+# Joint rates in the storm with the θ-method: 1.5–8 rad/s at turbulence 0.3, up to 30 at 1.0
+# (test_aero); a runaway passes 1e5 rad/s within a few frames.
+STORM_MAX_RATE = 100.0  # rad/s
+STORMS = [("two_limbs", 60.0, 0.3), ("sapling", 60.0, 0.3), ("young_oak", 60.0, 0.3),
+          ("conifer", 60.0, 0.3), ("weeping_willow", 60.0, 0.3), ("old_oak", 60.0, 0.3),
+          ("giant", 10.0, 0.3), ("two_limbs", 30.0, 1.0), ("conifer", 20.0, 1.0),
+          ("weeping_willow", 20.0, 1.0)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, duration, turbulence", STORMS)
+def test_bounded_in_the_storm(name, duration, turbulence):
+    """The θ-method's storm cases (test_aero: 30 m/s at turbulence 0.3 on every preset, 1.0 on
+    the lightest leafy shoots, dt = 1/30 s) with generalized-α: finite and bounded."""
+    data = copy.deepcopy(load_preset(name).data)
+    data["wind"].update(speed=STORM_SPEED, turbulence_intensity=turbulence)
+    data["simulation"].update(integrator="galpha", dt=STORM_DT)
+    sim = Simulation.from_data(data)
+    peak = 0.0
+    for _ in range(int(round(duration))):
+        sim.step(int(round(1.0 / STORM_DT)))
+        assert np.isfinite(sim.v).all()
+        peak = max(peak, np.abs(sim.v).max())
+    counts = sim._galpha_state.counts
+    print(f"{name} at turbulence {turbulence}: joint rates up to {peak:.3g} rad/s; "
+          f"{counts[ITERATIONS] / counts[SUB_STEPS]:.2f} iterations a sub-step, "
+          f"{counts[SUB_STEPS]} sub-steps, {counts[RESTARTS]} restarts")
+    assert peak < STORM_MAX_RATE

@@ -1,6 +1,6 @@
-"""The pull spring made implicit in the θ-method (docs/design.md §4.1, `dynamics.Pull`): its
-linear system against a dense joint-space solve, its statics, and its stability at stiffnesses
-no explicit force survives."""
+"""The pull spring made implicit in the θ-method and in generalized-α's Newton iterations
+(docs/design.md §4.1, §4.7, `dynamics.Pull`): their linear systems against a dense joint-space
+solve, its statics, and its stability at stiffnesses no explicit force survives."""
 
 import copy
 
@@ -10,7 +10,7 @@ import pytest
 import reference_dynamics as ref
 from reference_step import quats_to_matrices
 from treedyn_core import so3
-from treedyn_core.dynamics import articulated_dynamics
+from treedyn_core.dynamics import articulated_dynamics, articulated_dynamics_about
 from treedyn_core.errors import SimulationDiverged
 from treedyn_app.grab import GrabSpring
 from treedyn_core.preset import apply_overrides, load_preset, shipped_presets
@@ -19,9 +19,12 @@ from treedyn_core.simulation import Simulation
 RTOL = 1e-9
 
 
-def _still_air(name: str) -> Simulation:
+def _still_air(name: str, integrator: str = "implicit", dt: float | None = None) -> Simulation:
     data = copy.deepcopy(load_preset(name).data)
     data["wind"]["speed"] = 0.0
+    data["simulation"]["integrator"] = integrator
+    if dt is not None:
+        data["simulation"]["dt"] = dt
     sim = Simulation.from_data(data)
     sim.aerodynamics = False
     return sim
@@ -33,48 +36,83 @@ def _grabbed_point(sim: Simulation, limb: int, s: float):
     return offset, sim.base[limb] + sim.C_IF[limb] @ offset
 
 
-def test_implicit_pull_solves_the_dense_system_with_an_added_point_mass():
-    """At v = 0 the step's accelerations a₁ with the pull satisfy (A + m_a JᵀJ) a₁ = A a₀, a₀
-    those with the same force as an explicit load and A = M + the joints' implicit blocks
-    (dense: the reference mass matrix, the recursion's own D0): m_a = θh c + (θh)² k."""
+def _dense_system(sim: Simulation, limb: int, point: np.ndarray):
+    """(A, J): the reference mass matrix plus the recursion's own joint blocks D0 (from the
+    last call), and the Jacobian (3, 3N) of the point's velocity, at the current state."""
+    t = sim.tree
+    tree = ref.ReferenceTree(t.parent, t.base_offset, t.com_offset, t.mass, t.inertia_com)
+    R = quats_to_matrices(sim.q)
+    C, base, D0 = sim.C_IF, sim.base, sim.workspace.D0
+    A = ref.mass_matrix(tree, R)
+    J = np.zeros((3, 3 * t.n))
+    for j in tree.ancestors(limb):
+        J[:, 3 * j:3 * j + 3] = -ref.skew(point - base[j]) @ C[j]
+    for j in range(t.n):
+        upper = np.array([[D0[j, 0], D0[j, 1], D0[j, 2]], [D0[j, 1], D0[j, 3], D0[j, 4]],
+                          [D0[j, 2], D0[j, 4], D0[j, 5]]])
+        A[3 * j:3 * j + 3, 3 * j:3 * j + 3] += C[j].T @ upper @ C[j]   # D0: inertial axes
+    return A, J
+
+
+def _pulled_sapling():
+    """The sapling in still air, bent at random by ~3°, at rest; its last limb's point at 0.7
+    of its length pulled by k = 4e4 N/m, c = 300 N s/m toward a target 0.33 m away: (sim,
+    limb, offset, point, target, k, c)."""
     sim = _still_air("sapling")
     rng = np.random.default_rng(3)
     sim.q[:] = so3.quats_from_matrices(
         quats_to_matrices(sim.q) @ so3.exp_many(0.05 * rng.standard_normal((sim.tree.n, 3))))
     sim.state_changed()
-    limb, theta_h = sim.tree.n - 1, sim.theta_method * sim.dt
+    limb = sim.tree.n - 1
     offset, point = _grabbed_point(sim, limb, 0.7)
-    target = point + np.array([0.3, -0.1, 0.05])
-    k, c = 4.0e4, 300.0
-    sim.set_pull(limb, offset, target, k, c)
-    a1 = articulated_dynamics(sim.system(), sim.q, sim.v, theta_h, 0.0).copy()
-    D0 = sim.workspace.D0.copy()
+    return sim, limb, offset, point, point + np.array([0.3, -0.1, 0.05]), 4.0e4, 300.0
 
-    sim.set_pull(-1, offset, target, 0.0, 0.0)
+
+def _as_explicit_load(sim: Simulation, limb: int, point, target, k) -> None:
+    """The pull's spring force at v = 0 given as an external load instead."""
+    sim.set_pull(-1, np.zeros(3), target, 0.0, 0.0)
     force = np.zeros((sim.tree.n, 3))
     torque = np.zeros((sim.tree.n, 3))
     force[limb] = k * (target - point)
     torque[limb] = np.cross(point - sim.base[limb], force[limb])
     sim.set_external_loads(force, torque)
-    a0 = articulated_dynamics(sim.system(), sim.q, sim.v, theta_h, 0.0).copy()
 
-    t = sim.tree
-    tree = ref.ReferenceTree(t.parent, t.base_offset, t.com_offset, t.mass, t.inertia_com)
-    R = quats_to_matrices(sim.q)
-    C, base = sim.C_IF, sim.base
-    n = t.n
-    A = ref.mass_matrix(tree, R)
-    J = np.zeros((3, 3 * n))
-    for j in tree.ancestors(limb):
-        J[:, 3 * j:3 * j + 3] = -ref.skew(point - base[j]) @ C[j]
-    for j in range(n):
-        upper = np.array([[D0[j, 0], D0[j, 1], D0[j, 2]], [D0[j, 1], D0[j, 3], D0[j, 4]],
-                          [D0[j, 2], D0[j, 4], D0[j, 5]]])
-        A[3 * j:3 * j + 3, 3 * j:3 * j + 3] += C[j].T @ upper @ C[j]   # D0: inertial axes
+
+def test_implicit_pull_solves_the_dense_system_with_an_added_point_mass():
+    """At v = 0 the step's accelerations a₁ with the pull satisfy (A + m_a JᵀJ) a₁ = A a₀, a₀
+    those with the same force as an explicit load and A = M + the joints' implicit blocks
+    (dense: the reference mass matrix, the recursion's own D0): m_a = θh c + (θh)² k."""
+    sim, limb, offset, point, target, k, c = _pulled_sapling()
+    theta_h = sim.theta_method * sim.dt
+    sim.set_pull(limb, offset, target, k, c)
+    a1 = articulated_dynamics(sim.system(), sim.q, sim.v, theta_h, 0.0).copy()
+    A, J = _dense_system(sim, limb, point)
+    _as_explicit_load(sim, limb, point, target, k)
+    a0 = articulated_dynamics(sim.system(), sim.q, sim.v, theta_h, 0.0).copy()
     m_a = theta_h * c + theta_h**2 * k
     lhs = (A + m_a * J.T @ J) @ a1.reshape(-1)
     rhs = A @ a0.reshape(-1)
     assert np.abs(a1 - a0).max() > 1e-3 * np.abs(a0).max()    # the added mass matters
+    np.testing.assert_allclose(lhs, rhs, rtol=0, atol=RTOL * np.abs(rhs).max())
+
+
+def test_galpha_iteration_takes_the_pull_about_its_references():
+    """Generalized-α's Newton iteration (`articulated_dynamics_about`, rates moving by
+    c_v (x − x_r), rotations by c_q (x − x_p)) at v = 0 with the pull: x₁ satisfies
+    (A + (c_v c + c_q k) JᵀJ) x₁ = A x₀ + JᵀJ (c_v c x_r + c_q k x_p), x₀ the iteration with
+    the pull's force as an explicit load, for random references x_r ≠ x_p."""
+    sim, limb, offset, point, target, k, c = _pulled_sapling()
+    c_v, c_q = 0.6 * sim.dt, 0.3 * sim.dt**2
+    rng = np.random.default_rng(4)
+    x_r, x_p = rng.standard_normal((2, sim.tree.n, 3))
+    sim.set_pull(limb, offset, target, k, c)
+    x1 = articulated_dynamics_about(sim.system(), sim.q, sim.v, c_v, c_q, x_r, x_p, True).copy()
+    A, J = _dense_system(sim, limb, point)
+    _as_explicit_load(sim, limb, point, target, k)
+    x0 = articulated_dynamics_about(sim.system(), sim.q, sim.v, c_v, c_q, x_r, x_p, True).copy()
+    lhs = (A + (c_v * c + c_q * k) * J.T @ J) @ x1.reshape(-1)
+    rhs = A @ x0.reshape(-1) + J.T @ J @ (c_v * c * x_r.reshape(-1) + c_q * k * x_p.reshape(-1))
+    assert np.abs(x1 - x0).max() > 1e-3 * np.abs(x0).max()    # the added mass matters
     np.testing.assert_allclose(lhs, rhs, rtol=0, atol=RTOL * np.abs(rhs).max())
 
 
@@ -100,12 +138,14 @@ def _settle_under_pull(sim: Simulation, limb: int, s: float, pull: np.ndarray, k
     return sim.base[limb] + sim.C_IF[limb] @ offset - target
 
 
+@pytest.mark.parametrize("dt", [None, 1.0 / 30.0])   # the preset's 1/120 s, the app's largest
+@pytest.mark.parametrize("integrator", ["implicit", "galpha"])
 @pytest.mark.parametrize("where", ["twig", "trunk"])
-def test_a_stiff_pull_holds_the_point_at_the_target_and_stays_stable(where):
+def test_a_stiff_pull_holds_the_point_at_the_target_and_stays_stable(where, integrator, dt):
     """k a thousand times the tree's stiffness at the point (ω_k dt ≫ 1): the implicit pull
-    holds the point within 1 % of the pull (its weight and the settling left); the same spring
-    as an explicit force diverges."""
-    sim = _still_air("young_oak")
+    (the θ-method's, generalized-α's) holds the point within 1 % of the pull (its weight and
+    the settling left); the same spring as an explicit force diverges."""
+    sim = _still_air("young_oak", integrator, dt)
     limb = sim.crown_top() if where == "twig" else 1
     pull = np.array([0.0, 0.3, 0.0]) if where == "twig" else np.array([0.05, 0.0, 0.0])
     from treedyn_app.grab import point_compliance
@@ -118,7 +158,7 @@ def test_a_stiff_pull_holds_the_point_at_the_target_and_stays_stable(where):
     print(f"{where}: k = {k:.3g} N/m, the point misses the target by "
           f"{abs(miss) / np.linalg.norm(pull):.2%} of the pull")
     assert abs(miss) < 1e-2 * np.linalg.norm(pull)
-    explicit = _still_air("young_oak")
+    explicit = _still_air("young_oak", integrator, dt)
     with pytest.raises((SimulationDiverged, FloatingPointError, AssertionError)):
         miss = _settle_under_pull(explicit, limb, 0.8, pull, k, 2.0, implicit=False)
         assert np.all(np.isfinite(miss)) and np.linalg.norm(miss) < np.linalg.norm(pull)

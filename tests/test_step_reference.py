@@ -16,6 +16,7 @@ import reference_step as rs
 from builders import preset_data
 from random_trees import random_limbs, reference_tree_from_limbs
 from reference_dynamics import rotation_exp
+from treedyn_core.integrators import GALPHA_CONTROL, GalphaControl
 from treedyn_core.simulation import Simulation
 from treedyn_core.wind import ADVECTION
 
@@ -88,22 +89,32 @@ def test_implicit_steps_match_the_reference(n, seed, wind):
     _assert_same_state(sim, R, v)
 
 
-@pytest.mark.parametrize("n, seed, wind, rho_inf", [
-    (12, 41, STILL_AIR, 0.6), (60, 42, STILL_AIR, 1.0), (40, 43, STORM, 0.0),
-    (30, 44, STORM, 0.6),
+# A control under which no step converges (3 iterations to a tolerance of 1e-12): every step is
+# restarted in halves down to a quarter, the sub-steps' path (the wind's pattern moving on
+# between them, the halving level carried to the next step).
+NEVER_CONVERGED = GalphaControl(1e-12, 0.9, 3, 2)
+
+
+@pytest.mark.parametrize("n, seed, wind, rho_inf, control", [
+    (12, 41, STILL_AIR, 0.6, GALPHA_CONTROL), (60, 42, STILL_AIR, 1.0, GALPHA_CONTROL),
+    (40, 43, STORM, 0.0, GALPHA_CONTROL), (30, 44, STORM, 0.6, GALPHA_CONTROL),
+    (20, 45, STORM, 0.6, NEVER_CONVERGED),
 ])
-def test_galpha_steps_match_the_reference(n, seed, wind, rho_inf):
+def test_galpha_steps_match_the_reference(n, seed, wind, rho_inf, control):
     dt = 1.0 / 120.0
     sim, model, R, v = _trees(n, seed, "galpha", dt, wind)
     sim.rho_inf = rho_inf
+    sim.galpha_control = control
     advection0, speed = sim.wind.state[ADVECTION], sim.wind.speed
     sim.step(STEPS // 2)
     sim.step(STEPS - STEPS // 2)    # the method's state carries over between calls
     vdot = rs.galpha_start(model, R, v, dt, rho_inf, advection0)
     a = vdot
+    level = 0
     for k in range(STEPS):
-        R, v, vdot, a = rs.galpha_step(model, R, v, vdot, a, dt, rho_inf,
-                                       sim.galpha_iterations, advection0 + k * speed * dt)
+        R, v, vdot, a, level = rs.galpha_step(model, R, v, vdot, a, dt, rho_inf,
+                                              sim.galpha_control, advection0 + k * speed * dt,
+                                              speed, level)
     _assert_same_state(sim, R, v)
 
 

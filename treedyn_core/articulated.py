@@ -97,13 +97,15 @@ class Workspace(NamedTuple):
     point_mass: np.ndarray     # (N,) kg, the implicit step's added mass at a point of each limb
                                #   (a spring-damper pulling that point: `dynamics.pull_load`)
     point_lever: np.ndarray    # (N, 3) m, base → that point, inertial axes
+    point_rate_share: np.ndarray  # (N,) the damper's share of point_mass (about its rate
+                               #   reference; the spring's, the rest, about the position one)
 
     @classmethod
     def zeros(cls, n: int) -> "Workspace":
         """The work arrays of N limbs, zeroed (shapes as commented above)."""
         trailing = {"C_IF": (3, 3), "IA_B": (3, 3), "drag_jacobian": (3, 3), "IA_A": (6,),
                     "IA_C": (6,), "D0": (6,), "D_inv": (6,), "sub_m": (), "sub_fw": (),
-                    "point_mass": ()}
+                    "point_mass": (), "point_rate_share": ()}
         return cls(*(np.zeros((n,) + trailing.get(name, (3,))) for name in cls._fields))
 
 
@@ -254,8 +256,27 @@ def drag_added_inertia(rho, Dj, g, drag_h):
             m3.scale(drag_h, Dj), m3.vscale(drag_h, m3.cross(rho, Dg)), m3.vscale(drag_h, Dg))
 
 
+@kernel(inline="always")
+def _point_acceleration(model, w, i, point, share, rate_ref, position_ref):
+    """The acceleration (m/s², inertial) that the recursion gives the point ``point`` of limb i
+    (a_f + a_w × ρ: the base point's classical acceleration plus α × ρ) for the joint
+    accelerations share·rate_ref + (1 − share)·position_ref (N, 3) rad/s², child axes:
+    Σ over i and its ancestors k of c_f,k + (c_w,k + C_k x_k) × (point − b_k), the outward
+    pass unrolled along one chain (``w.c_*`` of i and its ancestors already written)."""
+    total = (0.0, 0.0, 0.0)
+    k = i
+    while k >= 0:
+        x = m3.vadd(m3.vscale(share, m3.vload(rate_ref[k])),
+                    m3.vscale(1.0 - share, m3.vload(position_ref[k])))
+        spin = m3.vadd(m3.vload(w.c_w[k]), m3.matvec(m3.load(w.C_IF[k]), x))
+        total = m3.vadd(total, m3.vadd(m3.vload(w.c_f[k]),
+                                       m3.cross(spin, m3.vsub(point, m3.vload(w.base[k])))))
+        k = model.parent[k]
+    return total
+
+
 @kernel
-def limb_inertias(model, w, force, torque, drag_h, about_reference, x_ref):
+def limb_inertias(model, w, force, torque, drag_h, about_reference, x_ref, position_ref):
     """Pass 1 of RBDA Table 7.1 (independent per limb): each limb's spatial inertia about its
     base ``w.IA_*`` = I_i (plus an added point mass ``w.point_mass`` at ``w.point_lever``, and
     with drag_h > 0 the drag's, both by `drag_added_inertia`), its bias
@@ -268,7 +289,9 @@ def limb_inertias(model, w, force, torque, drag_h, about_reference, x_ref):
     of the joint accelerations x_ref (N, 3) rad/s², child axes: their spatial accelerations
     (outward, into ``w.acc_*``, which pass 3 overwrites) replace gravity's ground
     acceleration in the added inertia's bias, so the drag force is F − drag_h D (a_mid(x) −
-    a_mid(x_ref)) (a Newton step; the velocity products cancel)."""
+    a_mid(x_ref)) (a Newton step; the velocity products cancel). The added point mass so too
+    about reference, its damper's share ``w.point_rate_share`` about x_ref and its spring's
+    about position_ref (`_point_acceleration`)."""
     parent = model.parent
     g = m3.vload(model.gravity)
     reference = drag_h > 0.0 and about_reference
@@ -297,8 +320,14 @@ def limb_inertias(model, w, force, torque, drag_h, about_reference, x_ref):
         w.sub_m[i] = m
         m3.vstore(m3.vadd(m3.vscale(m, b), mc), w.sub_h[i])
         if w.point_mass[i] > 0.0:   # an added point mass: L^T (m 1) L, its weight cancelled
+            lever = m3.vload(w.point_lever[i])
+            ground = g
+            if about_reference:
+                ground = m3.vsub(g, _point_acceleration(model, w, i, m3.vadd(b, lever),
+                                                        w.point_rate_share[i], x_ref,
+                                                        position_ref))
             dA, dB, dC, dp_w, dp_f = drag_added_inertia(
-                m3.vload(w.point_lever[i]), m3.diagonal(w.point_mass[i]), g, 1.0)
+                lever, m3.diagonal(w.point_mass[i]), ground, 1.0)
             A, B, Cm = m3.add(A, dA), m3.add(B, dB), m3.add(Cm, dC)
             p_w, p_f = m3.vadd(p_w, dp_w), m3.vadd(p_f, dp_f)
         if drag_h > 0.0:
@@ -355,7 +384,8 @@ def linearised_accelerations(model, w, force, torque, terms, rate_ref, position_
     N m about it, inertial axes. After forward_kinematics (and, with drag_h > 0, the drag's
     stage of `aero`).
     """
-    limb_inertias(model, w, force, torque, terms.drag_h, terms.about_reference, rate_ref)
+    limb_inertias(model, w, force, torque, terms.drag_h, terms.about_reference, rate_ref,
+                  position_ref)
     subtree_sums(model, w, terms.gravity_h2 > 0.0, terms.drag_h > 0.0)
     implicit_joint_blocks(model, w, terms, rate_ref, position_ref)
     articulated_accelerations(model, w)

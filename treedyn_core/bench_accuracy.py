@@ -33,7 +33,7 @@ from .integrators import galpha_coefficients
 from .simulation import Simulation
 
 THETA = 0.6                                   # docs/design.md §4's default θ
-RHO_INF = 0.6                                 # generalized-α's default ρ∞ (docs/design.md §4)
+RHO_INF = 0.5                                 # generalized-α's default ρ∞ (docs/design.md §4)
 DTS = (1 / 30, 1 / 60, 1 / 120, 1 / 240, 1 / 480, 1 / 960)   # s
 DAMPING_DTS = (1 / 30, 1 / 60, 1 / 120)        # s, docs/design.md §8
 TREE_DOP853_DT = 1 / 120                       # s, output step of the tree's dop853 runs

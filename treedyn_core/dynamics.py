@@ -5,8 +5,8 @@ arrays, its work arrays, the aerodynamic inputs, the external loads and the scal
 `accelerations(system, q, v, implicit_h, drag_h)` computes the rates' derivative of state
 (q, v) for either model and returns the work array that holds it; the steppers in
 `integrators` and the dop853 adapter in `reference_integrator` are written once against it.
-`accelerations_about(system, q, v, rate_h, position_h2, rate_ref, position_ref)` is a Newton
-iteration of an implicit step about reference accelerations (generalized-α's; the
+`accelerations_about(system, q, v, rate_h, position_h2, rate_ref, position_ref, sample_wind)` is
+a Newton iteration of an implicit step about reference accelerations (generalized-α's; the
 articulated model only).
 
 - `ArticulatedSystem`: the articulated model, joint quaternions q (N, 4) child → parent and
@@ -37,8 +37,8 @@ from .wind import advance_wind, wind_at
 
 class Pull(NamedTuple):
     """A spring-damper pulling a material point of one limb toward a target (the app's grab):
-    force k (target − p) − c ṗ at the point p, made implicit in the θ-method as the stiff
-    terms of the joints are (`pull_load`)."""
+    force k (target − p) − c ṗ at the point p, made implicit in the θ-method and in
+    generalized-α as the stiff terms of the joints are (`pull_load`)."""
 
     limb: int                  # the pulled limb, −1: no pull
     offset: np.ndarray         # (3,) m, the limb's base → the point, limb axes
@@ -67,12 +67,15 @@ class ArticulatedSystem(NamedTuple):
 # Inlined, as `_articulated` is: a kernel call that is handed a record costs two atomic
 # reference-count updates per array of it (`_dispatcher`).
 @kernel(inline="always")
-def pull_load(pull, w, implicit_h, force, torque):
+def pull_load(pull, w, rate_h, position_h2, stiffness_rate_h, force, torque):
     """Add the pull's force at its point (and its moment about the limb's base) to force and
-    torque (N, 3), and its implicit terms to ``w.point_mass``: as the θ-method treats a stiff
-    joint, (M + θhC + θ²h²K) a = f − θhK v with K = k JᵀJ, C = c JᵀJ (J: joint rates → the
-    point's velocity) is an added mass θh c + (θh)² k at the point and the force −θh k ṗ
-    (implicit_h = θh; 0: explicit). After forward_kinematics."""
+    torque (N, 3), and its implicit terms to ``w.point_mass``: as the implicit steps treat a
+    stiff joint, with K = k JᵀJ, C = c JᵀJ (J: joint rates → the point's velocity) an added
+    mass rate_h c + position_h2 k at the point (``w.point_rate_share``: the damper's part),
+    and the force −stiffness_rate_h k ṗ. The θ-method: rate_h = stiffness_rate_h = θh,
+    position_h2 = (θh)², (M + θhC + θ²h²K) a = f − θhK v; generalized-α: c_v, c_q and 0, the
+    added mass about the iteration's references (`articulated.limb_inertias`). All 0:
+    explicit. After forward_kinematics."""
     for i in range(w.point_mass.shape[0]):
         w.point_mass[i] = 0.0
     i = pull.limb
@@ -83,10 +86,13 @@ def pull_load(pull, w, implicit_h, force, torque):
     p = m3.vadd(m3.vload(w.base[i]), rho)
     p_dot = m3.vadd(m3.vload(w.base_vel[i]), m3.cross(m3.vload(w.omega[i]), rho))
     F = m3.vsub(m3.vscale(pull.stiffness, m3.vsub(m3.vload(pull.target), p)),
-                m3.vscale(pull.damping + implicit_h * pull.stiffness, p_dot))
+                m3.vscale(pull.damping + stiffness_rate_h * pull.stiffness, p_dot))
     m3.vadd_into(F, force[i])
     m3.vadd_into(m3.cross(rho, F), torque[i])
-    w.point_mass[i] = implicit_h * (pull.damping + implicit_h * pull.stiffness)
+    damper = rate_h * pull.damping
+    added = damper + position_h2 * pull.stiffness
+    w.point_mass[i] = added
+    w.point_rate_share[i] = damper / added if added > 0.0 else 0.0
     m3.vstore(rho, w.point_lever[i])
 
 
@@ -99,32 +105,37 @@ def articulated_dynamics(system, q, v, implicit_h, drag_h):
     drag = drag_h if system.air.enabled else 0.0
     terms = ImplicitTerms(implicit_h * implicit_h * k_scale, implicit_h * c_scale,
                           implicit_h * implicit_h, implicit_h, drag * drag, drag, drag, False)
-    return _articulated(system, q, v, implicit_h, terms, system.work.vdot, system.work.vdot)
+    return _articulated(system, q, v, implicit_h, terms, implicit_h, implicit_h * implicit_h,
+                        system.work.vdot, system.work.vdot, True)
 
 
 @kernel
-def articulated_dynamics_about(system, q, v, rate_h, position_h2, rate_ref, position_ref):
+def articulated_dynamics_about(system, q, v, rate_h, position_h2, rate_ref, position_ref,
+                               sample_wind):
     """Joint accelerations x (N, 3) rad/s² into and as ``system.work.vdot``: one Newton
     iteration at state (q, v), ``(M + rate_h 𝒞 + position_h2 𝒦) x = f(q, v) + rate_h 𝒞 x_r +
     position_h2 𝒦 x_p`` with 𝒞 the dampers and the drag's damping, 𝒦 the springs, gravity's
     PSD stiffness and the loads' stiffness, x_r = rate_ref and x_p = position_ref (N, 3)
     rad/s² (`ImplicitTerms` about references): the rates move by rate_h (x − x_r) and the
-    rotations by position_h2 (x − x_p) from (q, v)."""
+    rotations by position_h2 (x − x_p) from (q, v). The pull's spring and damper are implicit
+    so too (`pull_load`). sample_wind False: the drag takes the wind velocities the last call
+    sampled (``work.wind_at_mid``; a step's later iterations, docs/design.md §4.7)."""
     k_scale, c_scale = system.k_scale, system.c_scale
     drag = system.air.enabled
     terms = ImplicitTerms(position_h2 * k_scale, rate_h * c_scale, position_h2, 0.0,
                           position_h2 if drag else 0.0, 0.0, rate_h if drag else 0.0, True)
-    # The pull's spring stays explicit here (its added mass needs the θ-method's θh).
-    return _articulated(system, q, v, 0.0, terms, rate_ref, position_ref)
+    return _articulated(system, q, v, 0.0, terms, rate_h, position_h2, rate_ref, position_ref,
+                        sample_wind)
 
 
 @kernel(inline="always")
-def _articulated(system, q, v, implicit_kv, terms, rate_ref, position_ref):
+def _articulated(system, q, v, implicit_kv, terms, pull_rate_h, pull_position_h2, rate_ref,
+                 position_ref, sample_wind):
     """The articulated model's accelerations for `ImplicitTerms` terms (and references), the
-    springs' right-hand side less implicit_kv K v, the pull's spring implicit with implicit_kv
-    (`pull_load`). Stages: kinematics → the pull → aerodynamic loads (if ``air.enabled``) →
+    springs' right-hand side less implicit_kv K v, the pull's spring implicit with
+    pull_rate_h, pull_position_h2 and implicit_kv (`pull_load`). Stages: kinematics → the pull → aerodynamic loads (if ``air.enabled``) →
     joint torques → articulated-body recursion. With air or a pull, the loads given are added
-    to theirs."""
+    to theirs. sample_wind False: the wind velocities at the midpoints are the last call's."""
     model, w, air = system.model, system.work, system.air
     forward_kinematics(model.parent, model.base_offset, q, v, w.C_IF, w.base, w.omega,
                        w.base_vel, w.omega_rel)
@@ -135,11 +146,12 @@ def _articulated(system, q, v, implicit_kv, terms, rate_ref, position_ref):
                 w.total_force[i, r] = force[i, r]
                 w.total_torque[i, r] = torque[i, r]
         force, torque = w.total_force, w.total_torque
-    pull_load(system.pull, w, implicit_kv, force, torque)
+    pull_load(system.pull, w, pull_rate_h, pull_position_h2, implicit_kv, force, torque)
     if air.enabled:
         midpoints(w.C_IF, w.base, w.omega, w.base_vel, air.length, air.limb_u, w.mid, w.mid_vel,
                   w.lever)
-        wind_at(w.mid, air.wind, w.wind_at_mid)
+        if sample_wind:
+            wind_at(w.mid, air.wind, w.wind_at_mid)
         drag_loads(w.wind_at_mid, w.mid_vel, w.lever, air.length, air.radius, air.leaf_area,
                    air.air_density, air.drag_coefficient, air.leaf_drag_coefficient,
                    air.vogel_exponent, terms.drag_h > 0.0, w.aero_force, w.aero_torque,
@@ -189,8 +201,8 @@ _DYNAMICS_ABOUT = {ArticulatedSystem: articulated_dynamics_about}
 def register(record_type, dynamics, about=None) -> None:
     """Make `accelerations` of a ``record_type`` record call ``dynamics(system, q, v,
     implicit_h, drag_h)`` (a kernel), and `accelerations_about` call ``about(system, q, v,
-    rate_h, position_h2, rate_ref, position_ref)`` if given; for models defined outside this
-    module."""
+    rate_h, position_h2, rate_ref, position_ref, sample_wind)`` if given; for models defined
+    outside this module."""
     _DYNAMICS[record_type] = dynamics
     if about is not None:
         _DYNAMICS_ABOUT[record_type] = about
@@ -209,10 +221,10 @@ accelerations = _dispatcher(
 
 accelerations_about = _dispatcher(
     _DYNAMICS_ABOUT, "accelerations_about",
-    """accelerations_about(system, q, v, rate_h, position_h2, rate_ref, position_ref): the
-    rates' derivative (N, 3) as one Newton iteration at state (q, v), the rates moving by
-    rate_h (x − rate_ref) and the rotations by position_h2 (x − position_ref)
-    (`articulated_dynamics_about`).""")
+    """accelerations_about(system, q, v, rate_h, position_h2, rate_ref, position_ref,
+    sample_wind): the rates' derivative (N, 3) as one Newton iteration at state (q, v), the
+    rates moving by rate_h (x − rate_ref) and the rotations by position_h2 (x − position_ref),
+    the wind sampled anew or the last call's (`articulated_dynamics_about`).""")
 
 
 def advance_clock(system, h):

@@ -10,9 +10,10 @@
   shoots in a storm, and h (backward Euler) on whole crowns at 60 m/s.
 - `galpha_steps`: the Lie-group generalized-α method (Chung & Hulbert 1993; Arnold & Brüls
   2007; Brüls, Cardona & Arnold 2012) on the joints' rotations, coefficients from the
-  spectral radius at infinity ρ∞ (`galpha_coefficients`); `GALPHA_ITERATIONS` Newton
-  iterations per step, each one pass of the same recursion with the stiff terms implicit
-  (`dynamics.accelerations_about`); docs/design.md §4.7.
+  spectral radius at infinity ρ∞ (`galpha_coefficients`); Newton iterations until converged,
+  each one pass of the same recursion with the stiff terms implicit
+  (`dynamics.accelerations_about`), a step whose iterations stop contracting taken again as
+  sub-steps (`GalphaControl`); docs/design.md §4.7.
 - `rk4_steps`: an explicit Runge–Kutta method given by its tableau (`RK4_A`, `RK4_B`,
   classical RK4) on the quaternions as vectors in R⁴ (``q̇ = ½ q ⊗ (0, v)``) and the
   rates, quaternions renormalised after each full step.
@@ -74,13 +75,33 @@ def theta_steps(system, n_steps, h, theta_m, q, v):
     return n_steps, -1
 
 
-# Newton iterations per generalized-α step. The first is linearised at the step's start, like
-# the θ-method's single one: exact for a linear system, robust, but first order (the velocity
-# products, not in the iteration matrix, are taken O(h) off). The second, at the state of the
-# first one's solution, makes the step second order. (Linearising the first at a state
-# extrapolated with v̇ₙ put the stiff twist modes' accelerations, hundreds of rad/s² at
-# 1/30 s, into the state and diverged on most presets: docs/design.md §4.7.)
-GALPHA_ITERATIONS = 2
+# The Newton iterations of a generalized-α step (docs/design.md §4.7). The first is linearised at
+# the step's start, like the θ-method's single one: exact for a linear system, but first order
+# (the velocity products, not in the iteration matrix, are taken O(h) off); the second, at the
+# state of the first one's solution, makes the step second order. (Linearising the first at a
+# state extrapolated with v̇ₙ put the stiff twist modes' accelerations, hundreds of rad/s² at
+# 1/30 s, into the state and diverged on most presets.) More follow until the increment is
+# small: they contract by only 0.1–0.3 each, whatever h (the matrix's stiffness is not the
+# tangent), and with two a step the energy test ran away on three presets. Where the iteration
+# stops contracting (light shoots at tens of rad/s, in storms) the step is taken again as two
+# of h/2, recursively: the willow's energy test at ρ∞ = 0.6 and its storm at turbulence 1.0
+# ran away without. Tolerance 1e-3: 1e-2 broke the order sweep (the count of iterations
+# switching along it).
+class GalphaControl(NamedTuple):
+    """How `galpha_steps` controls its Newton iterations: with Δx the change of the iterate x
+    (rad/s²) from one iteration to the next, an iteration from the second on has converged
+    when max |Δx| ≤ tolerance · max |x| (over every limb and axis); it stops contracting when
+    max |Δx| ≥ contraction times the last one's, or after max_iterations. The (sub-)step is
+    then restarted as two of half the length, down to h / 2^max_halvings; at that length
+    the last iterate is taken."""
+
+    tolerance: float
+    contraction: float
+    max_iterations: int
+    max_halvings: int
+
+
+GALPHA_CONTROL = GalphaControl(1e-3, 0.9, 10, 2)
 
 
 class GalphaCoefficients(NamedTuple):
@@ -103,6 +124,10 @@ def galpha_coefficients(rho_inf: float) -> GalphaCoefficients:
     return GalphaCoefficients(alpha_m, alpha_f, 0.25 * (gamma + 0.5) ** 2, gamma)
 
 
+# Counters in `GalphaState.counts`, added to by every call of `galpha_steps`.
+ITERATIONS, SUB_STEPS, RESTARTS, UNCONVERGED = range(4)
+
+
 class GalphaState(NamedTuple):
     """What generalized-α carries from step to step besides (q, v), and its work arrays, for
     N limbs (`GalphaState.zeros(n)`). A step call that finds (q, v) other than the ones the
@@ -112,19 +137,25 @@ class GalphaState(NamedTuple):
     vdot: np.ndarray      # (N, 3) rad/s², the rates' derivative at the step's start
     a: np.ndarray         # (N, 3) rad/s², the algorithmic acceleration at the step's start
     turn: np.ndarray      # (N, 3) rad/s, the predictor's v + h (½ − β) a + h β a*
-    q0: np.ndarray        # (N, 4) quaternions at the step's start
-    v0: np.ndarray        # (N, 3) rates at the step's start
+    q0: np.ndarray        # (N, 4) quaternions at the (sub-)step's start
+    v0: np.ndarray        # (N, 3) rates at the (sub-)step's start
     q_end: np.ndarray     # (N, 4) the state the last call left
     v_end: np.ndarray     # (N, 3)
     guess: np.ndarray     # (N, 3) rad/s², the iterate of v̇ₙ₊₁
     a_next: np.ndarray    # (N, 3) rad/s², aₙ₊₁ of that iterate
     rate_ref: np.ndarray  # (N, 3) rad/s², the first iteration's references (`galpha_steps`)
     position_ref: np.ndarray
+    level: np.ndarray     # (1,) int, the halvings the last step needed (the next starts one
+                          #   coarser)
+    counts: np.ndarray    # (4,) int: iterations, sub-steps, restarts, sub-steps taken
+                          #   unconverged at the finest length (`ITERATIONS` …)
 
     @classmethod
     def zeros(cls, n: int) -> "GalphaState":
         return cls(np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 4)),
-                   np.zeros((n, 3)), np.full((n, 4), np.nan), np.full((n, 3), np.nan), *(np.zeros((n, 3)) for _ in range(4)))
+                   np.zeros((n, 3)), np.full((n, 4), np.nan), np.full((n, 3), np.nan),
+                   *(np.zeros((n, 3)) for _ in range(4)), np.zeros(1, np.int64),
+                   np.zeros(4, np.int64))
 
 
 @kernel(inline="always")
@@ -154,33 +185,86 @@ def _galpha_state_of(guess, vdot, a, v0, q0, h, alpha_m, alpha_f, beta, gamma, t
         quat_advance(q[i], m3.vscale(h, m3.vload(turn[i])))
 
 
-@kernel
-def galpha_steps(system, n_steps, h, coefficients, iterations, q, v, work):
-    """Advance (q, v) in place by n_steps Lie-group generalized-α steps of h seconds;
-    coefficients: `GalphaCoefficients`, work: `GalphaState`.
+@kernel(inline="always")
+def _iteration_coefficients(h, coefficients):
+    """(c_v s, c_q s²): how the rates and the rotations move with v̇ₙ₊₁ in a step of h s."""
+    ratio = (1.0 - coefficients.alpha_f) / (1.0 - coefficients.alpha_m)   # ∂aₙ₊₁/∂v̇ₙ₊₁
+    return h * coefficients.gamma * ratio, h * h * coefficients.beta * ratio
 
-    With a = the algorithmic acceleration and v̇ the rates' derivative, a step is
-        (1 − α_m) aₙ₊₁ + α_m aₙ = (1 − α_f) v̇ₙ₊₁ + α_f v̇ₙ,
-        vₙ₊₁ = vₙ + h (1 − γ) aₙ + h γ aₙ₊₁,
-        qₙ₊₁ = qₙ ⊗ exp(h (vₙ + h (½ − β) aₙ + h β aₙ₊₁)),
-    with the equations of motion at (qₙ₊₁, vₙ₊₁), solved by `iterations` Newton iterations
-    in the recursion (`accelerations_about`, iteration matrix M + c_v 𝒞 + c_q 𝒦 with
-    c_v = h γ (1 − α_f)/(1 − α_m), c_q = h² β (1 − α_f)/(1 − α_m)): the first linearised at
-    the step's start (qₙ, vₙ), the next at the state of the last iterate
-    (`GALPHA_ITERATIONS`: why two).
 
-    Returns (steps completed, index of the first limb with a non-finite rate or −1); on a
-    non-finite rate the state is left at the step's start.
-    """
+@kernel(inline="always")
+def _galpha_sub_step(system, h, coefficients, control, q, v, work):
+    """One generalized-α step of h seconds from (q, v) = (qₙ, vₙ) (saved into work.q0,
+    work.v0) by Newton iterations (`galpha_steps`), leaving (q, v) and ``work.guess``,
+    ``work.a_next`` at the state of the last iterate. Returns (status, limb): status 0
+    converged, 1 not (`GalphaControl`), 2 a non-finite acceleration at that limb."""
     alpha_m, alpha_f, beta, gamma = (coefficients.alpha_m, coefficients.alpha_f,
                                      coefficients.beta, coefficients.gamma)
     vdot, a, turn, q0, v0 = work.vdot, work.a, work.turn, work.q0, work.v0
     guess, a_next = work.guess, work.a_next
     rate_ref, position_ref = work.rate_ref, work.position_ref
-    n = q.shape[0]
-    ratio = (1.0 - alpha_f) / (1.0 - alpha_m)   # ∂aₙ₊₁/∂v̇ₙ₊₁
-    c_v = h * gamma * ratio
-    c_q = h * h * beta * ratio
+    c_v, c_q = _iteration_coefficients(h, coefficients)
+    q0[:] = q
+    v0[:] = v
+    # The first iteration at (qₙ, vₙ), like the θ-method: with A = (α_f v̇ₙ − α_m aₙ)/
+    # (1 − α_m), the rates move by h(1 − γ)aₙ + hγA + c_v x and the rotations by
+    # h(vₙ + h(½ − β)aₙ + hβA) + c_q x, i.e. by c_v (x − rate_ref), c_q (x − position_ref).
+    for i in range(q.shape[0]):
+        for r in range(3):
+            a_zero = (alpha_f * vdot[i, r] - alpha_m * a[i, r]) / (1.0 - alpha_m)
+            rate_ref[i, r] = -h * ((1.0 - gamma) * a[i, r] + gamma * a_zero) / c_v
+            position_ref[i, r] = -h * (v[i, r] + h * ((0.5 - beta) * a[i, r]
+                                                      + beta * a_zero)) / c_q
+    last_change = 0.0
+    for iteration in range(control.max_iterations):
+        if iteration == 0:
+            x = accelerations_about(system, q, v, c_v, c_q, rate_ref, position_ref, True)
+        else:
+            x = accelerations_about(system, q, v, c_v, c_q, guess, guess, False)
+        work.counts[ITERATIONS] += 1
+        bad = first_non_finite(x)
+        if bad >= 0:
+            return 2, bad
+        change = 0.0
+        size = 0.0
+        for i in range(x.shape[0]):
+            for r in range(3):
+                change = max(change, abs(x[i, r] - guess[i, r]))
+                size = max(size, abs(x[i, r]))
+        guess[:] = x
+        _galpha_state_of(guess, vdot, a, v0, q0, h, alpha_m, alpha_f, beta, gamma, turn,
+                         a_next, q, v)
+        if iteration >= 1:
+            if change <= control.tolerance * size:
+                return 0, -1
+            if iteration >= 2 and change >= control.contraction * last_change:
+                return 1, -1
+            last_change = change
+    return 1, -1
+
+
+@kernel
+def galpha_steps(system, n_steps, h, coefficients, control, q, v, work):
+    """Advance (q, v) in place by n_steps Lie-group generalized-α steps of h seconds;
+    coefficients: `GalphaCoefficients`, control: `GalphaControl`, work: `GalphaState`.
+
+    With a = the algorithmic acceleration and v̇ the rates' derivative, a step is
+        (1 − α_m) aₙ₊₁ + α_m aₙ = (1 − α_f) v̇ₙ₊₁ + α_f v̇ₙ,
+        vₙ₊₁ = vₙ + h (1 − γ) aₙ + h γ aₙ₊₁,
+        qₙ₊₁ = qₙ ⊗ exp(h (vₙ + h (½ − β) aₙ + h β aₙ₊₁)),
+    with the equations of motion at (qₙ₊₁, vₙ₊₁), solved by Newton iterations in the
+    recursion (`accelerations_about`, iteration matrix M + c_v 𝒞 + c_q 𝒦 with
+    c_v = h γ (1 − α_f)/(1 − α_m), c_q = h² β (1 − α_f)/(1 − α_m)): the first linearised at
+    the step's start (qₙ, vₙ), the next at the state of the last iterate, at least two, until
+    converged (`GalphaControl`). A step whose iterations do not converge is taken again as two
+    of h/2 (recursively): the method is a one-step method in (q, v, v̇, a), which carry over
+    to the sub-steps unchanged. A step call starts at the halving level one coarser than the
+    last step's (`GalphaState.level`); the wind's clock advances by each sub-step.
+
+    Returns (steps completed, index of the first limb with a non-finite rate or −1); on a
+    non-finite rate at the finest length the state is left at the sub-step's start.
+    """
+    vdot, a, guess, a_next = work.vdot, work.a, work.guess, work.a_next
     if not (_same(q, work.q_end) and _same(v, work.v_end)):
         # Not the explicit accelerations M⁻¹f: on a stiff mode displaced from rest they make
         # the method overshoot (a linear oscillator at ωh = 35, ρ∞ = 0.6: 2.9×, 3.5×, 2.7× its
@@ -188,42 +272,45 @@ def galpha_steps(system, n_steps, h, coefficients, iterations, q, v, work):
         # coupling then ran away with. The implicit ones (θ = 1) are O(h²) off on the slow
         # modes and small on the stiff ones: the energy then only decays
         # (docs/design.md §4.7).
-        rate_ref[:] = 0.0
-        start = accelerations_about(system, q, v, c_v, c_q, rate_ref, rate_ref)
+        c_v, c_q = _iteration_coefficients(h, coefficients)
+        work.rate_ref[:] = 0.0
+        start = accelerations_about(system, q, v, c_v, c_q, work.rate_ref, work.rate_ref,
+                                    True)
         bad = first_non_finite(start)
         if bad >= 0:
             return 0, bad
         vdot[:] = start
         a[:] = start
+        work.level[0] = 0
+    finest = control.max_halvings
+    whole = 1 << finest                  # a step in units of the shortest sub-step
     for step in range(n_steps):
-        q0[:] = q
-        v0[:] = v
-        # The first iteration at (qₙ, vₙ), like the θ-method: with A = (α_f v̇ₙ − α_m aₙ)/
-        # (1 − α_m), the rates move by h(1 − γ)aₙ + hγA + c_v x and the rotations by
-        # h(vₙ + h(½ − β)aₙ + hβA) + c_q x, i.e. by c_v (x − rate_ref), c_q (x − position_ref).
-        for i in range(n):
-            for r in range(3):
-                a_zero = (alpha_f * vdot[i, r] - alpha_m * a[i, r]) / (1.0 - alpha_m)
-                rate_ref[i, r] = -h * ((1.0 - gamma) * a[i, r] + gamma * a_zero) / c_v
-                position_ref[i, r] = -h * (v[i, r] + h * ((0.5 - beta) * a[i, r]
-                                                          + beta * a_zero)) / c_q
-        for iteration in range(iterations):
-            if iteration == 0:
-                x = accelerations_about(system, q, v, c_v, c_q, rate_ref, position_ref)
-            else:
-                x = accelerations_about(system, q, v, c_v, c_q, guess, guess)
-            bad = first_non_finite(x)
-            if bad >= 0:
-                q[:] = q0
-                v[:] = v0
+        level = max(work.level[0] - 1, 0)
+        deepest = level
+        done = 0
+        while done < whole:
+            length = h / (1 << level)
+            status, bad = _galpha_sub_step(system, length, coefficients, control, q, v, work)
+            if status != 0 and level < finest:
+                q[:] = work.q0
+                v[:] = work.v0
+                level += 1
+                deepest = max(deepest, level)
+                work.counts[RESTARTS] += 1
+                continue
+            if status == 2:
+                q[:] = work.q0
+                v[:] = work.v0
                 work.q_end[:] = np.nan
                 return step, bad
-            guess[:] = x
-            _galpha_state_of(guess, vdot, a, v0, q0, h, alpha_m, alpha_f, beta, gamma,
-                             turn, a_next, q, v)
-        vdot[:] = guess
-        a[:] = a_next
-        advance_clock(system, h)
+            if status == 1:
+                work.counts[UNCONVERGED] += 1
+            work.counts[SUB_STEPS] += 1
+            vdot[:] = guess
+            a[:] = a_next
+            advance_clock(system, length)
+            done += whole >> level
+        work.level[0] = deepest
     work.q_end[:] = q
     work.v_end[:] = v
     return n_steps, -1

@@ -224,7 +224,7 @@ SIMULATION: dict[str, Field] = {
                         choices=("implicit", "galpha", "rk4", "dop853")),
     "implicit_theta": Field("float", 0.6, "θ of the implicit θ-method", min=0.5, min_open=True,
                             max=1.0),
-    "rho_inf": Field("float", 0.6, "spectral radius at infinity ρ∞ of generalized-α (1: no "
+    "rho_inf": Field("float", 0.5, "spectral radius at infinity ρ∞ of generalized-α (1: no "
                      "numerical damping, 0: the most on the highest frequencies)", min=0.0,
                      max=1.0),
     "dt": Field("float", 1.0 / 120.0, "time step (at least 1e-9 s: a second in at most 1e9 "

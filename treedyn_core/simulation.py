@@ -26,7 +26,7 @@ from .dynamics import ArticulatedSystem, Pull, supports_newton_about
 from .equilibrium import mean_wind_equilibrium, start_of
 from .easing import UPDATE_INTERVAL, SliderEases
 from .errors import SimulationDiverged, TreedynError
-from .integrators import (GALPHA_ITERATIONS, GalphaState, RK4Stages, galpha_coefficients, galpha_steps,
+from .integrators import (GALPHA_CONTROL, GalphaState, RK4Stages, galpha_coefficients, galpha_steps,
                           rk4_steps, theta_steps)
 from .joints import joint_torques
 from .prestress import prestressed_spring_rotations
@@ -105,7 +105,7 @@ class Simulation:
         self.static_model = Model.from_data(self.data, getattr(preset, "error", None))
         self.theta_method = float(sim["implicit_theta"])
         self.rho_inf = float(sim["rho_inf"])   # generalized-α's spectral radius at infinity
-        self.galpha_iterations = GALPHA_ITERATIONS
+        self.galpha_control = GALPHA_CONTROL   # its Newton iterations (`GalphaControl`)
         self.stiffness_scale = float(self.data["tuning"]["stiffness_scale"])
         self.damping_scale = float(self.data["tuning"]["damping_scale"])
         self.dt = float(dt if dt is not None else sim["dt"])
@@ -360,7 +360,7 @@ class Simulation:
             elif self.integrator == "galpha":
                 done, bad = self._call(galpha_steps, system, n, float(self.dt),
                                        galpha_coefficients(self.rho_inf),
-                                       int(self.galpha_iterations), q, v,
+                                       self.galpha_control, q, v,
                                        self._galpha_state)
             else:
                 done, bad = self._call(rk4_steps, system, n, float(self.dt), q, v,
