@@ -219,8 +219,10 @@ STORM_SPEED = 30.0  # m/s
 # Joint rates in the storm with the θ-method: 1.5–8 rad/s at turbulence 0.3, up to 30 at 1.0
 # (test_aero); a runaway passes 1e5 rad/s within a few frames.
 STORM_MAX_RATE = 100.0  # rad/s
+# (name, s, turbulence): test_aero's cases; the willow and the old oak 20 s instead of 60 s
+# (11 iterations a step on the willow: 37 s of the suite), the runaways seen took under 2 s.
 STORMS = [("two_limbs", 60.0, 0.3), ("sapling", 60.0, 0.3), ("young_oak", 60.0, 0.3),
-          ("conifer", 60.0, 0.3), ("weeping_willow", 60.0, 0.3), ("old_oak", 60.0, 0.3),
+          ("conifer", 60.0, 0.3), ("weeping_willow", 20.0, 0.3), ("old_oak", 20.0, 0.3),
           ("giant", 10.0, 0.3), ("two_limbs", 30.0, 1.0), ("conifer", 20.0, 1.0),
           ("weeping_willow", 20.0, 1.0)]
 
