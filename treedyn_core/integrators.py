@@ -132,7 +132,8 @@ class GalphaState(NamedTuple):
     """What generalized-α carries from step to step besides (q, v), and its work arrays, for
     N limbs (`GalphaState.zeros(n)`). A step call that finds (q, v) other than the ones the
     last call left (a reset, a state set from outside, the first call) restarts the method
-    from v̇ = a = the θ-method's accelerations with θ = 1 (`galpha_steps`)."""
+    from v̇ = a = the x of one iteration at that state about zero references, (M + c_v𝒞 +
+    c_q𝒦) x = f (`galpha_steps`; docs/design.md §4.7)."""
 
     vdot: np.ndarray      # (N, 3) rad/s², the rates' derivative at the step's start
     a: np.ndarray         # (N, 3) rad/s², the algorithmic acceleration at the step's start
