@@ -175,6 +175,9 @@ def test_seed_model_refuses_galpha():
 
 ENERGY_DT = 1.0 / 30.0
 ENERGY_SECONDS = 60.0
+# The giant (10,926 limbs, 15 iterations a step) 30 s: 57 s of the suite at 60 s, which it
+# passed as well; the runaways seen began within 0.7 s.
+ENERGY_SECONDS_OF = {"giant": 30.0}
 PUSH_DEG = 2.0
 # No growth beyond round-off of the energy sums (N terms of order the energy scale).
 ENERGY_RISE = 1e-6
@@ -185,9 +188,10 @@ ENERGY_CHECK_EVERY = 3   # steps
 @pytest.mark.parametrize("name", sorted(shipped_presets()))
 def test_energy_never_rises_with_damping_and_drag_off(name):
     """The issue's energy test: damping and drag off, the trunk pushed 2° and released, dt =
-    1/30 s, 60 s: the energy never rises beyond 1e-6 of the energy scale. Undamped, the true
-    motion is violent on the light presets (rk4 at half its stability limit: the willow's
-    shoots at 300 rad/s within 0.05 s, 1,000–3,800 rad/s by 1–2 s; docs/design.md §4.7),
+    1/30 s, 60 s (the giant 30 s): the energy never rises beyond 1e-6 of the energy scale.
+    Undamped, the true motion is violent on the light presets (rk4 at half its stability
+    limit: the willow's shoots at 300 rad/s within 0.05 s, 1,000–3,800 rad/s by 1–2 s;
+    docs/design.md §4.7),
     which no step of 1/30 s resolves: the method's dissipation of what it cannot resolve is
     what this tests, with converged Newton iterations (two iterations a step: the willow
     diverged after 0.60 s, the old oak 2.07 s, the giant 0.70 s)."""
@@ -201,7 +205,8 @@ def test_energy_never_rises_with_damping_and_drag_off(name):
     sim = Simulation.from_data(data)
     start = sim.energy()
     peak = start
-    for _ in range(int(round(ENERGY_SECONDS / ENERGY_DT)) // ENERGY_CHECK_EVERY):
+    seconds = ENERGY_SECONDS_OF.get(name, ENERGY_SECONDS)
+    for _ in range(int(round(seconds / ENERGY_DT)) // ENERGY_CHECK_EVERY):
         sim.step(ENERGY_CHECK_EVERY)
         peak = max(peak, sim.energy())
     counts = sim._galpha_state.counts

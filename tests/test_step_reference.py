@@ -96,9 +96,9 @@ NEVER_CONVERGED = GalphaControl(1e-12, 0.9, 3, 2)
 
 
 @pytest.mark.parametrize("n, seed, wind, rho_inf, control", [
-    (12, 41, STILL_AIR, 0.6, GALPHA_CONTROL), (60, 42, STILL_AIR, 1.0, GALPHA_CONTROL),
-    (40, 43, STORM, 0.0, GALPHA_CONTROL), (30, 44, STORM, 0.6, GALPHA_CONTROL),
-    (20, 45, STORM, 0.6, NEVER_CONVERGED),
+    (12, 41, STILL_AIR, 0.6, GALPHA_CONTROL), (30, 42, STILL_AIR, 1.0, GALPHA_CONTROL),
+    (30, 43, STORM, 0.0, GALPHA_CONTROL), (30, 44, STORM, 0.6, GALPHA_CONTROL),
+    (12, 45, STORM, 0.6, NEVER_CONVERGED),
 ])
 def test_galpha_steps_match_the_reference(n, seed, wind, rho_inf, control):
     dt = 1.0 / 120.0
