@@ -58,6 +58,13 @@ def _still_air_copy(name: str, **wind) -> dict:
     return data
 
 
+def _tip_motion(sim: Simulation, steps: int = 240) -> float:
+    """The limbs' tips' largest displacement, m, over `steps` steps of sim from its start."""
+    start = sim.tip.copy()
+    sim.step(steps)
+    return float(np.abs(sim.tip - start).max())
+
+
 @pytest.mark.parametrize("name", ["young_oak", "conifer", "weeping_willow"])
 def test_mean_wind_start_is_an_equilibrium_of_the_dynamics(name):
     """The articulated dynamics (an independent formulation of the same forces: the ABA's
@@ -66,14 +73,9 @@ def test_mean_wind_start_is_an_equilibrium_of_the_dynamics(name):
     data = _still_air_copy(name)
     sim = Simulation.from_data(data)
     assert sim.start == "mean_wind"
-    start = sim.tip.copy()
-    sim.step(240)
-    still = np.abs(sim.tip - start).max()
+    still = _tip_motion(sim)
     data["simulation"]["start"] = "rest"
-    rest = Simulation.from_data(data)
-    start = rest.tip.copy()
-    rest.step(240)
-    swing = np.abs(rest.tip - start).max()
+    swing = _tip_motion(Simulation.from_data(data))
     print(f"{name}: largest tip motion in 2 s from the equilibrium {still:.3g} m, "
           f"from rest {swing:.3g} m")
     assert swing > 1e-2 * sim.tree.height

@@ -20,7 +20,7 @@ from treedyn_core.seed_equilibrium import seed_mean_wind_equilibrium
 from treedyn_core.simulation import Simulation
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_equilibrium import _lurch_ratio  # noqa: E402  (the issue's measure, one definition)
+from test_equilibrium import _lurch_ratio, _tip_motion  # noqa: E402  (one definition each)
 
 LENGTH, RADIUS = 5.0, 0.01              # m
 AIR_DENSITY, DRAG_COEFFICIENT = 1.225, 1.2
@@ -77,14 +77,9 @@ def test_seed_start_is_an_equilibrium_of_the_seed_dynamics(name):
     weight = sim.tree.mass[:, None] * np.einsum("nji,j->ni", work.C_IF, sim.gravity)
     loads = max(np.abs(work.tau).max(), np.abs(work.aero_torque).max(),
                 np.abs(np.cross(sim.tree.com_offset, weight)).max())
-    start = sim.tip.copy()
-    sim.step(240)
-    still = np.abs(sim.tip - start).max()
+    still = _tip_motion(sim)
     data["simulation"]["start"] = "rest"
-    rest = Simulation.from_data(data)
-    start = rest.tip.copy()
-    rest.step(240)
-    swing = np.abs(rest.tip - start).max()
+    swing = _tip_motion(Simulation.from_data(data))
     print(f"{name}: largest moment {np.abs(moment).max():.3g} N m, loads up to {loads:.3g} N m; "
           f"tip motion in 2 s from the balance {still:.3g} m, from rest {swing:.3g} m")
     assert np.abs(moment).max() < 1e-9 * loads

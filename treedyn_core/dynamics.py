@@ -133,9 +133,10 @@ def _articulated(system, q, v, implicit_kv, terms, pull_rate_h, pull_position_h2
                  position_ref, sample_wind):
     """The articulated model's accelerations for `ImplicitTerms` terms (and references), the
     springs' right-hand side less implicit_kv K v, the pull's spring implicit with
-    pull_rate_h, pull_position_h2 and implicit_kv (`pull_load`). Stages: kinematics → the pull → aerodynamic loads (if ``air.enabled``) →
-    joint torques → articulated-body recursion. With air or a pull, the loads given are added
-    to theirs. sample_wind False: the wind velocities at the midpoints are the last call's."""
+    pull_rate_h, pull_position_h2 and implicit_kv (`pull_load`). Stages: kinematics → the pull →
+    aerodynamic loads (if ``air.enabled``) → joint torques → articulated-body recursion. With
+    air or a pull, the loads given are added to theirs. sample_wind False: the wind velocities
+    at the midpoints are the last call's."""
     model, w, air = system.model, system.work, system.air
     forward_kinematics(model.parent, model.base_offset, q, v, w.C_IF, w.base, w.omega,
                        w.base_vel, w.omega_rel)

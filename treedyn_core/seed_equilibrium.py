@@ -17,12 +17,13 @@ whose tree-structured system the implicit step already solves in O(N): at zero r
 ``(𝕄/H² + 𝒞/H + 𝒦) x = M`` and tends to the Newton correction 𝒦⁻¹ M as H grows. With H =
 `STATIC_H` the inertia term weighs 1/(ωH)² ≤ 3e-12 of the stiffness and the damping term
 2ζ/(ωH) ≤ 2e-7 (ζ ≤ 0.1, a mode's ω ≥ 0.6 rad/s): they change the steps a little, never the
-balance they converge to, whose residual is the dynamics' own. Each limb is turned by x in its own axes (C ← C exp(x^×), the direction in
-which the moments turn it). The iteration converges linearly, at the ratio by which the
-missing terms (the springs' softening cos φ, the negative part of the gravity stiffness, the
-drag's dependence on the attitude) change the tangent: 5–12 iterations to round-off for the
-shipped trees in their preset's wind, more in a gale. Where it stalls or diverges (a wind too
-strong for any balance, or for this iteration) no balance is reported: an error.
+balance they converge to, whose residual is the dynamics' own. Each limb is turned by x in
+its own axes (C ← C exp(x^×), the direction in which the moments turn it). The iteration
+converges linearly, at the ratio by which the missing terms (the springs' softening cos φ, the
+negative part of the gravity stiffness, the drag's dependence on the attitude) change the
+tangent: 5–12 iterations to round-off for the shipped trees in their preset's wind, more in a
+gale. Where it stalls or diverges (a wind too strong for any balance, or for this iteration) no
+balance is reported: an error.
 """
 
 from __future__ import annotations
