@@ -361,7 +361,7 @@ def _galpha_sub_step(model: Model, R, v, vdot, a, h, rho_inf, control, advection
         R_k, v_k, a_new = _galpha_state(R, v, vdot, a, guess, h, coefficients)
         rate_ref = position_ref = guess
         if iteration >= 1:
-            if change <= control.tolerance * np.abs(guess).max():
+            if change <= max(control.tolerance * np.abs(guess).max(), control.floor):
                 converged = True
                 break
             if iteration >= 2 and change >= control.contraction * last_change:

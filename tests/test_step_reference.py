@@ -92,7 +92,7 @@ def test_implicit_steps_match_the_reference(n, seed, wind):
 # A control under which no step converges (3 iterations to a tolerance of 1e-12): every step is
 # restarted in halves down to a quarter, the sub-steps' path (the wind's pattern moving on
 # between them, the halving level carried to the next step).
-NEVER_CONVERGED = GalphaControl(1e-12, 0.9, 3, 2)
+NEVER_CONVERGED = GalphaControl(1e-12, 0.9, 3, 2, 0.0)
 
 
 @pytest.mark.parametrize("n, seed, wind, rho_inf, control", [

@@ -86,11 +86,14 @@ def theta_steps(system, n_steps, h, theta_m, q, v):
 # stops contracting (light shoots at tens of rad/s, in storms) the step is taken again as two
 # of h/2, recursively: the willow's energy test at ρ∞ = 0.6 and its storm at turbulence 1.0
 # ran away without. Tolerance 1e-3: 1e-2 broke the order sweep (the count of iterations
-# switching along it).
+# switching along it). The floor, 1e-8 rad/s² (a rotation of 3e-12 rad in a step of 1/30 s):
+# a tree at rest in still air has x and Δx of round-off (1e-12 on young_oak), which never met
+# the relative test and took every step down to h/4 at 21.6 iterations a frame.
 class GalphaControl(NamedTuple):
     """How `galpha_steps` controls its Newton iterations: with Δx the change of the iterate x
     (rad/s²) from one iteration to the next, an iteration from the second on has converged
-    when max |Δx| ≤ tolerance · max |x| (over every limb and axis); it stops contracting when
+    when max |Δx| ≤ max(tolerance · max |x|, floor) (over every limb and axis; floor in
+    rad/s², for a tree at rest whose x and Δx are round-off); it stops contracting when
     max |Δx| ≥ contraction times the last one's, or after max_iterations. The (sub-)step is
     then restarted as two of half the length, down to h / 2^max_halvings; at that length
     the last iterate is taken."""
@@ -99,9 +102,10 @@ class GalphaControl(NamedTuple):
     contraction: float
     max_iterations: int
     max_halvings: int
+    floor: float
 
 
-GALPHA_CONTROL = GalphaControl(1e-3, 0.9, 10, 2)
+GALPHA_CONTROL = GalphaControl(1e-3, 0.9, 10, 2, 1e-8)
 
 
 class GalphaCoefficients(NamedTuple):
@@ -236,7 +240,7 @@ def _galpha_sub_step(system, h, coefficients, control, q, v, work):
         _galpha_state_of(guess, vdot, a, v0, q0, h, alpha_m, alpha_f, beta, gamma, turn,
                          a_next, q, v)
         if iteration >= 1:
-            if change <= control.tolerance * size:
+            if change <= max(control.tolerance * size, control.floor):
                 return 0, -1
             if iteration >= 2 and change >= control.contraction * last_change:
                 return 1, -1
