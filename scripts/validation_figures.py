@@ -149,7 +149,8 @@ def plot_sway(points):
 
 def plot_damping(points):
     fig, ax = plt.subplots(figsize=(6, 4))
-    ax.axhspan(*DAMPING_RANGE["in leaf"], color="tab:green", alpha=0.12, label="published, in leaf")
+    ax.axhspan(*DAMPING_RANGE["in leaf"], color="tab:green", alpha=0.12,
+               label="published, in leaf")
     ax.axhspan(*DAMPING_RANGE["leafless"], color="tab:brown", alpha=0.12,
                label="published, leafless")
     for k, (name, height, leafless, zeta, energy) in enumerate(points):

@@ -62,7 +62,8 @@ RELEASE_THETA = 0.51
 
 @dataclass
 class PullResult:
-    """A pulling test's outcome. Units in the names; frequency and damping only with release."""
+    """A pulling test's outcome. Units in the names; frequency, damping and the release's
+    record only with release."""
 
     height_m: float
     force_N: float
@@ -193,7 +194,8 @@ def pull(sim, height: float, force: float | None = None, inclination_deg: float 
         base_moment_Nm=float(np.linalg.norm(statics.model.K_spring[0] @ epsilon[0])),
         max_stem_stress_Pa=stress)
     if release:
-        result.release = release_record(sim, statics, epsilon, result.force_N * result.deflection_m)
+        rope_work = result.force_N * result.deflection_m
+        result.release = release_record(sim, statics, epsilon, rope_work)
         along = result.release.displacement @ statics.direction
         result.frequency_hz, result.damping_ratio = fit_decay(along, result.release.dt)
     return result
@@ -282,8 +284,9 @@ def fit_decay(x: np.ndarray, dt: float) -> tuple[float, float]:
 def energy_damping_ratio(record: ReleaseRecord, frequency_hz: float, first: int = 1,
                          cycles: int = FIT_CYCLES) -> float:
     """The damping ratio of the whole tree's energy loss, ζ_E = ln(E_a/E_b) / (2ω (t_b − t_a)),
-    over `cycles` periods of `frequency_hz` from the end of cycle `first` (by default the
-    cycles the decrement uses): a free oscillation's energy decays as exp(−2ζωt)."""
+    over `cycles` periods of `frequency_hz` starting `first` periods after the release (by
+    default the cycles the decrement uses): a free oscillation's energy decays as
+    exp(−2ζωt)."""
     period = 1.0 / frequency_hz
     a = int(round(first * period / record.dt))
     b = int(round((first + cycles) * period / record.dt))
