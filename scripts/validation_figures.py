@@ -1,10 +1,13 @@
 """Make the figures of docs/validation.md: the sway frequency of the measured trees (Jackson et
 al. 2019's compilation, tests/data/field_sway_frequencies.csv) rebuilt at their height and
 DBH against their measured f0, generated trees against DBH/H² with the field relations, and
-pull-and-release damping ratios in leaf and leafless.
+pull-and-release damping ratios in leaf and leafless (the stem's decrement and the whole
+tree's energy decay).
 
     python scripts/validation_figures.py
     # writes docs/measured_trees.png, docs/sway_frequency.png, docs/damping.png
+    python scripts/validation_figures.py damping
+    # docs/damping.png alone (and the damping points of docs/validation_points.json)
 
 Takes a quarter of an hour (one modal analysis per tree, one release simulation per damping
 point).
@@ -27,7 +30,7 @@ import sys  # noqa: E402
 from treedyn_core import species  # noqa: E402
 from treedyn_core.modes import modes  # noqa: E402
 from treedyn_core.preset import validate  # noqa: E402
-from treedyn_core.pull import pull  # noqa: E402
+from treedyn_core.pull import energy_damping_ratio, pull  # noqa: E402
 from treedyn_core.simulation import Simulation  # noqa: E402
 from treedyn_core.sway import sway_frequency_hz  # noqa: E402
 
@@ -117,9 +120,10 @@ def damping_points():
         for leafless in (False, True):
             sim = Simulation.from_data(data(name, stand, height, dbh, leafless=leafless))
             result = pull(sim, 0.6 * height, release=True)
-            out.append((name, height, leafless, result.damping_ratio))
-            print(f"{name} {height:g} m leafless={leafless}: ζ = {result.damping_ratio:.4f}",
-                  flush=True)
+            energy = energy_damping_ratio(result.release, result.frequency_hz)
+            out.append((name, height, leafless, result.damping_ratio, energy))
+            print(f"{name} {height:g} m leafless={leafless}: ζ = {result.damping_ratio:.4f}, "
+                  f"energy ζ_E = {energy:.4f}", flush=True)
     return out
 
 
@@ -145,14 +149,19 @@ def plot_sway(points):
 
 def plot_damping(points):
     fig, ax = plt.subplots(figsize=(6, 4))
-    ax.axhspan(*DAMPING_RANGE["in leaf"], color="tab:green", alpha=0.12, label="published, in leaf")
+    ax.axhspan(*DAMPING_RANGE["in leaf"], color="tab:green", alpha=0.12,
+               label="published, in leaf")
     ax.axhspan(*DAMPING_RANGE["leafless"], color="tab:brown", alpha=0.12,
                label="published, leafless")
-    for k, (name, height, leafless, zeta) in enumerate(points):
-        ax.plot(k, zeta, "s" if leafless else "o", color="tab:brown" if leafless else "tab:green")
+    for k, (name, height, leafless, zeta, energy) in enumerate(points):
+        colour = "tab:brown" if leafless else "tab:green"
+        ax.plot(k, zeta, "s" if leafless else "o", color=colour,
+                label="decrement of the rope point's sway" if k == 0 else None)
+        ax.plot(k, energy, "x", color="k", label="energy decay of the whole tree, ζ_E"
+                if k == 0 else None)
     ax.set_xticks(range(len(points)))
     ax.set_xticklabels([f"{species.entry(n)['common_name']}\n{h:g} m" + (" bare" if b else "")
-                        for n, h, b, _ in points], fontsize=6)
+                        for n, h, b, _, _ in points], fontsize=6)
     ax.set_ylabel("damping ratio (pull and release)")
     ax.legend(fontsize=7)
     fig.tight_layout()
@@ -160,6 +169,13 @@ def plot_damping(points):
 
 
 def main():
+    if sys.argv[1:] == ["damping"]:
+        damping = damping_points()
+        plot_damping(damping)
+        points = json.loads((DOCS / "validation_points.json").read_text())
+        points["damping"] = damping
+        (DOCS / "validation_points.json").write_text(json.dumps(points, indent=1))
+        return
     measured = measured_points()
     plot_measured(measured)
     sway = sway_points()

@@ -25,6 +25,15 @@ as pull-and-release field studies do (e.g. Moore & Maguire 2004; Jonsson et al. 
 frequency from the mean period between its first upward zero crossings, the damping ratio
 from the logarithmic decrement δ of its peaks after the first cycle (which the higher modes
 excited by the pull still disturb), ζ = δ / sqrt(4π² + δ²).
+
+The release also records the tree's mechanical energy above its equilibrium,
+E(t) − E(0) + F·d/2 (F·d/2 the rope's work, the strain energy of the linear statics), whose
+decay rate gives the damping the whole tree dissipates, ζ_E = ln(E_a/E_b) / (2ω (t_b − t_a))
+(`energy_damping_ratio`). It equals the decrement's ζ when one mode carries the sway; when
+the stem's sway spreads over several modes of nearly its frequency (crown and branch sways),
+the stem's amplitude falls faster than the energy: the branches take the energy over, the
+"multiple resonance damping" of Spatz et al. (2007) and the branches' mass damping of James
+et al. (2006), which the stem's decrement reads as damping (docs/validation.md, Damping).
 """
 
 from __future__ import annotations
@@ -53,7 +62,8 @@ RELEASE_THETA = 0.51
 
 @dataclass
 class PullResult:
-    """A pulling test's outcome. Units in the names; frequency and damping only with release."""
+    """A pulling test's outcome. Units in the names; frequency, damping and the release's
+    record only with release."""
 
     height_m: float
     force_N: float
@@ -64,6 +74,19 @@ class PullResult:
     max_stem_stress_Pa: float
     frequency_hz: float | None = None
     damping_ratio: float | None = None
+    release: "ReleaseRecord | None" = None
+
+
+@dataclass
+class ReleaseRecord:
+    """The free sway after the rope is cut, sampled every `dt` s from the release:
+    ``displacement`` (n, 3) m, the rope point from its place at the equilibrium, inertial
+    axes (along the pull it starts at the deflection); ``energy_J`` (n,) J, the mechanical
+    energy above the equilibrium's (module docstring)."""
+
+    dt: float
+    displacement: np.ndarray
+    energy_J: np.ndarray
 
 
 @dataclass
@@ -171,7 +194,10 @@ def pull(sim, height: float, force: float | None = None, inclination_deg: float 
         base_moment_Nm=float(np.linalg.norm(statics.model.K_spring[0] @ epsilon[0])),
         max_stem_stress_Pa=stress)
     if release:
-        result.frequency_hz, result.damping_ratio = release_fit(sim, statics, epsilon)
+        rope_work = result.force_N * result.deflection_m
+        result.release = release_record(sim, statics, epsilon, rope_work)
+        along = result.release.displacement @ statics.direction
+        result.frequency_hz, result.damping_ratio = fit_decay(along, result.release.dt)
     return result
 
 
@@ -186,8 +212,10 @@ def _lowest_frequency_hz(model) -> float:
     return math.sqrt(max(omega2, 1e-300)) / (2.0 * math.pi)
 
 
-def release_fit(sim, statics: _Statics, epsilon: np.ndarray) -> tuple[float, float]:
-    """(frequency Hz, damping ratio) of the free sway from the pulled pose (module docstring)."""
+def release_record(sim, statics: _Statics, epsilon: np.ndarray, rope_work: float
+                   ) -> ReleaseRecord:
+    """The free sway from the pulled pose (module docstring); `rope_work` J, F·d, twice the
+    strain energy of the pulled pose."""
     from .simulation import Simulation
 
     tree = sim.tree
@@ -213,14 +241,16 @@ def release_fit(sim, statics: _Statics, epsilon: np.ndarray) -> tuple[float, flo
     limb = statics.limb
     s = (np.linalg.norm(statics.point - statics.config.base[limb])
          / tree.length[limb])
-    x = np.empty(steps + 1)
+    displacement = np.empty((steps + 1, 3))
+    energy = np.empty(steps + 1)
     released.warm_up()
     for k in range(steps + 1):
         if k:
             released.step(1)
         base, tip = released.base[limb], released.tip[limb]
-        x[k] = (base + s * (tip - base) - statics.point) @ statics.direction
-    return fit_decay(x, dt)
+        displacement[k] = base + s * (tip - base) - statics.point
+        energy[k] = released.energy()
+    return ReleaseRecord(dt, displacement, energy - energy[0] + 0.5 * rope_work)
 
 
 def fit_decay(x: np.ndarray, dt: float) -> tuple[float, float]:
@@ -249,6 +279,22 @@ def fit_decay(x: np.ndarray, dt: float) -> tuple[float, float]:
     n = min(len(peaks) - 1, FIT_CYCLES)
     delta = math.log(peaks[0] / peaks[n]) / n if n >= 1 else float("nan")
     return float(frequency), float(delta / math.sqrt(4.0 * math.pi ** 2 + delta ** 2))
+
+
+def energy_damping_ratio(record: ReleaseRecord, frequency_hz: float, first: int = 1,
+                         cycles: int = FIT_CYCLES) -> float:
+    """The damping ratio of the whole tree's energy loss, ζ_E = ln(E_a/E_b) / (2ω (t_b − t_a)),
+    over `cycles` periods of `frequency_hz` starting `first` periods after the release (by
+    default the cycles the decrement uses): a free oscillation's energy decays as
+    exp(−2ζωt)."""
+    period = 1.0 / frequency_hz
+    a = int(round(first * period / record.dt))
+    b = int(round((first + cycles) * period / record.dt))
+    if b >= len(record.energy_J):
+        raise ValueError(f"the release holds {len(record.energy_J) * record.dt:.3g} s, "
+                         f"not {(first + cycles) * period:.3g} s")
+    omega = 2.0 * math.pi * frequency_hz
+    return math.log(record.energy_J[a] / record.energy_J[b]) / (2.0 * omega * (b - a) * record.dt)
 
 
 def format_text(result: PullResult) -> str:
