@@ -94,7 +94,21 @@ def test_pulling_moves_the_grabbed_point_to_the_cursor(qtbot, open_window, kind)
           f"cursor by {miss:.4f} m ({miss / np.linalg.norm(drag):.1%}); status: {message}")
     QTest.mouseRelease(canvas.window, Qt.MouseButton.LeftButton,
                        Qt.KeyboardModifier.NoModifier, end)
-    assert miss <= 0.10 * np.linalg.norm(drag)
+    if kind == "trunk":
+        # A point on the trunk turns about the joints below it: pulled sideways by d at height
+        # r above the ground joint it drops by about d²/2r, which no cursor path can undo
+        # (0.016 of a 0.27 m pull at 2.2 m, 6 % of the pull). Along the pull it must follow
+        # within 10 %, and across it no further than that drop and 5 % of the pull.
+        length = np.linalg.norm(drag)
+        along = np.dot(point - held, drag) / length
+        across = np.linalg.norm((point - target) - np.dot(point - target, drag) / length**2 * drag)
+        drop = length**2 / (2.0 * (held[2] - shot.base[0, 2]))
+        print(f"trunk: {along / length:.1%} of the pull along it, {across:.4f} m across it "
+              f"(the arc's drop {drop:.4f} m)")
+        assert along >= 0.90 * length
+        assert across <= drop + 0.05 * length
+    else:
+        assert miss <= 0.10 * np.linalg.norm(drag)
     words = {"trunk": r"Pulling trunk, \d+\.\d m up: [\d.]+ k?N",
              "branch": r"Pulling branch \d+, \d+\.\d m out: [\d.]+ k?N",
              "twig": r"Pulling branch \d+, \d+\.\d m out: [\d.]+ k?N"}[kind]
