@@ -152,7 +152,7 @@ class Controls(QWidget):
         self.integrator.addItems(integrators)
         self.integrator.setToolTip("implicit: the θ-method, stable at the app's step; galpha: "
                                    "generalized-α, second order, little numerical damping, "
-                                   "several times the θ-method's cost per step; rk4: "
+                                   "about twice the θ-method's cost per step; rk4: "
                                    "explicit, sub-stepped below its stability limit or refused")
         self.model = QComboBox()
         self.model.addItems(models)

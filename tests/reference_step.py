@@ -31,6 +31,11 @@ c_v = hγ(1 − α_f)/(1 − α_m), c_q = h²β(1 − α_f)/(1 − α_m). The fi
 step's start (x_r, x_p from the known part of a'); each next one at the state of the last x
 (x_r = x_p = x). The step ends in the state of the last x, with v̇ ← x. It starts from
 v̇ = a = the x of one iteration at the start state about x_r = x_p = 0 (`galpha_start`).
+From the second iteration on, with Δ the largest change of x: converged when Δ ≤ tolerance ·
+max|x| (or the floor), or when the rate estimate η ≤ trusted_rate and η Δ ≤ error_tolerance ·
+max|x|; η = θ/(1 − θ), θ = Δ/Δ_last from the third iteration on, before it the last sub-step's
+η^0.8 (unknown, 1e30, at the start and after a sub-step that did not converge); θ ≥
+contraction: not converging.
 """
 
 from __future__ import annotations
@@ -46,6 +51,8 @@ import reference_dynamics as ref
 
 # c of the θ-method's drag terms (ch): the drag's damping and the loads' stiffness.
 DRAG_IMPLICITNESS = 4.0
+# generalized-α's rate estimate η when none is known (module docstring)
+UNKNOWN_RATE = 1e30
 
 
 @dataclass
@@ -333,9 +340,10 @@ def galpha_start(model: Model, R: np.ndarray, v: np.ndarray, h: float, rho_inf: 
     return _newton_iteration(model, R, v, c_v, c_q, zero, zero, advection)
 
 
-def _galpha_sub_step(model: Model, R, v, vdot, a, h, rho_inf, control, advection):
+def _galpha_sub_step(model: Model, R, v, vdot, a, h, rho_inf, control, advection, rate):
     """One generalized-α step of h seconds by Newton iterations under ``control`` (module
-    docstring): (converged, R, v, v̇, a) at the last iterate."""
+    docstring), ``rate`` the last sub-step's rate estimate η: (converged, R, v, v̇, a, η) at
+    the last iterate."""
     coefficients = galpha_coefficients(rho_inf)
     alpha_m, alpha_f, beta, gamma = coefficients
     c_v, c_q = _galpha_iteration_coefficients(h, rho_inf)
@@ -347,6 +355,7 @@ def _galpha_sub_step(model: Model, R, v, vdot, a, h, rho_inf, control, advection
     position_ref = -h * (v + h * ((0.5 - beta) * a + beta * a_zero)) / c_q
     last_change = 0.0
     converged = False
+    eta = max(rate, 1e-16) ** 0.8
     # the wind at the step's start, taken by every iteration
     wind = None
     if model.air is not None:
@@ -360,39 +369,43 @@ def _galpha_sub_step(model: Model, R, v, vdot, a, h, rho_inf, control, advection
         change = np.abs(guess - rate_ref).max()
         R_k, v_k, a_new = _galpha_state(R, v, vdot, a, guess, h, coefficients)
         rate_ref = position_ref = guess
-        if iteration >= 1:
-            if change <= max(control.tolerance * np.abs(guess).max(), control.floor):
-                converged = True
-                break
-            if iteration >= 2 and change >= control.contraction * last_change:
-                break
-            last_change = change
-    return converged, R_k, v_k, guess, a_new
+        size = np.abs(guess).max()
+        if iteration >= 2:
+            theta = change / last_change
+            if theta >= control.contraction:
+                return False, R_k, v_k, guess, a_new, UNKNOWN_RATE
+            eta = theta / (1.0 - theta)
+        if iteration >= 1 and (change <= max(control.tolerance * size, control.floor)
+                               or (eta <= control.trusted_rate
+                                   and eta * change <= control.error_tolerance * size)):
+            return True, R_k, v_k, guess, a_new, eta
+        last_change = change
+    return False, R_k, v_k, guess, a_new, UNKNOWN_RATE
 
 
 def galpha_step(model: Model, R: np.ndarray, v: np.ndarray, vdot: np.ndarray, a: np.ndarray,
                 h: float, rho_inf: float, control, advection: float = 0.0,
-                wind_speed: float = 0.0, level: int = 0):
+                wind_speed: float = 0.0, level: int = 0, rate: float = UNKNOWN_RATE):
     """One generalized-α step of h seconds (module docstring): Newton iterations until
     converged, a step that does not converge taken again as two of h/2 down to
     h/2^max_halvings, starting one halving coarser than the last step's ``level``; the wind's
-    pattern at ``advection`` + wind_speed × the time into the step. Returns the new
-    (R, v, v̇, a, level)."""
+    pattern at ``advection`` + wind_speed × the time into the step; ``rate`` the iterations'
+    rate estimate carried from the last sub-step. Returns the new (R, v, v̇, a, level, rate)."""
     finest = control.max_halvings
     level = max(level - 1, 0)
     deepest = level
     done = 0.0                     # s into the step
     while done < h * (1.0 - 1e-12):
         length = h / 2**level
-        converged, R_k, v_k, vdot_k, a_k = _galpha_sub_step(
-            model, R, v, vdot, a, length, rho_inf, control, advection + wind_speed * done)
+        converged, R_k, v_k, vdot_k, a_k, rate = _galpha_sub_step(
+            model, R, v, vdot, a, length, rho_inf, control, advection + wind_speed * done, rate)
         if not converged and level < finest:
             level += 1
             deepest = max(deepest, level)
             continue
         R, v, vdot, a = R_k, v_k, vdot_k, a_k
         done += length
-    return R, v, vdot, a, deepest
+    return R, v, vdot, a, deepest, rate
 
 
 def _quat_product(p: np.ndarray, q: np.ndarray) -> np.ndarray:

@@ -92,7 +92,7 @@ def test_implicit_steps_match_the_reference(n, seed, wind):
 # A control under which no step converges (3 iterations to a tolerance of 1e-12): every step is
 # restarted in halves down to a quarter, the sub-steps' path (the wind's pattern moving on
 # between them, the halving level carried to the next step).
-NEVER_CONVERGED = GalphaControl(1e-12, 0.9, 3, 2, 0.0)
+NEVER_CONVERGED = GalphaControl(1e-12, 0.9, 3, 2, 0.0, 0.0, 0.0)
 
 
 @pytest.mark.parametrize("n, seed, wind, rho_inf, control", [
@@ -110,11 +110,12 @@ def test_galpha_steps_match_the_reference(n, seed, wind, rho_inf, control):
     sim.step(STEPS - STEPS // 2)    # the method's state carries over between calls
     vdot = rs.galpha_start(model, R, v, dt, rho_inf, advection0)
     a = vdot
-    level = 0
+    level, rate = 0, rs.UNKNOWN_RATE
     for k in range(STEPS):
-        R, v, vdot, a, level = rs.galpha_step(model, R, v, vdot, a, dt, rho_inf,
-                                              sim.galpha_control, advection0 + k * speed * dt,
-                                              speed, level)
+        R, v, vdot, a, level, rate = rs.galpha_step(model, R, v, vdot, a, dt, rho_inf,
+                                                    sim.galpha_control,
+                                                    advection0 + k * speed * dt, speed, level,
+                                                    rate)
     _assert_same_state(sim, R, v)
 
 
