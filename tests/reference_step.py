@@ -371,7 +371,7 @@ def _galpha_sub_step(model: Model, R, v, vdot, a, h, rho_inf, control, advection
         rate_ref = position_ref = guess
         size = np.abs(guess).max()
         if iteration >= 2:
-            theta = change / last_change
+            theta = change / last_change if last_change > 0.0 else 0.0
             if theta >= control.contraction:
                 return False, R_k, v_k, guess, a_new, UNKNOWN_RATE
             eta = theta / (1.0 - theta)

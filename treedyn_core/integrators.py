@@ -176,7 +176,7 @@ class GalphaState(NamedTuple):
         return cls(np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 4)),
                    np.zeros((n, 3)), np.full((n, 4), np.nan), np.full((n, 3), np.nan),
                    *(np.zeros((n, 3)) for _ in range(4)), np.zeros(1, np.int64),
-                   np.full(1, 1e30), np.zeros(4, np.int64))
+                   np.full(1, UNKNOWN_RATE), np.zeros(4, np.int64))
 
 
 @kernel(inline="always")
@@ -259,7 +259,7 @@ def _galpha_sub_step(system, h, coefficients, control, q, v, work):
         _galpha_state_of(guess, vdot, a, v0, q0, h, alpha_m, alpha_f, beta, gamma, turn,
                          a_next, q, v)
         if iteration >= 2:
-            theta = change / last_change
+            theta = change / last_change if last_change > 0.0 else 0.0
             if theta >= control.contraction:
                 work.rate[0] = UNKNOWN_RATE
                 return 1, -1
