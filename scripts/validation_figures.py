@@ -36,15 +36,13 @@ from treedyn_core.sway import sway_frequency_hz  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 # The tests' own trees.
-from field_data import DAMPING_RANGE, DAMPING_TREES, measured_trees  # noqa: E402
+from field_data import (BROADLEAF_SIZES, CONIFER_SIZES, DAMPING_RANGE, DAMPING_TREES,  # noqa: E402
+                        measured_trees)
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 MEASURED = [("picea_abies", "forest"), ("picea_sitchensis", "forest"),
             ("pinus_sylvestris", "forest"), ("pseudotsuga_menziesii", "forest"),
             ("quercus_rubra", "open"), ("acer_saccharum", "open")]
-CONIFER_SIZES = [(10.0, 60.0), (15.0, 50.0), (18.0, 70.0), (22.0, 60.0), (25.0, 80.0),
-                 (30.0, 90.0)]
-BROADLEAF_SIZES = [(8.0, 42.0), (12.0, 40.0), (16.0, 45.0), (22.0, 45.0)]
 
 
 def data(name, stand, height, dbh, **generator):

@@ -15,7 +15,7 @@ import pytest
 from treedyn_core import anchorage, species
 
 import beam_reference
-from field_data import measured_trees
+from field_data import BROADLEAF_SIZES, CONIFER_SIZES, measured_trees, sway_coefficients
 from treedyn_core.errors import PresetError
 from treedyn_core.modes import modes
 from treedyn_core.preset import apply_overrides, load_preset, validate
@@ -260,6 +260,47 @@ def test_open_grown_broadleaf_sway_frequency_against_measured_trees(name):
     ln = log_ratios(name, "open")
     assert len(ln) >= 5
     assert np.median(np.abs(ln)) <= BROADLEAF_MEDIAN_ABS_LN, ln
+
+
+def grid_sway_coefficients(name: str, stand: str, sizes) -> np.ndarray:
+    """f0·H²/DBH (Hz·m²/cm) of generated trees of ``name`` at the grid's sizes."""
+    out = []
+    for height, slenderness in sizes:
+        dbh = height / slenderness
+        tree = species_data(name, height, dbh, generator={"stand": stand})
+        f0 = sway_frequency_hz(modes(tree, 12)) or sway_frequency_hz(modes(tree, 60))
+        out.append(f0 * height ** 2 / (100.0 * dbh))
+    return np.array(out)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", CONIFERS)
+def test_conifer_on_a_grid_of_sizes_sways_within_its_relations_band(name):
+    """Forest-grown trees of H 10–30 m, H/DBH 50–90, against the species' relation
+    f0 = k·DBH/H² (its k the median of its measured trees): the issue's targets, median
+    |ln(f_model/f_relation)| ≤ 0.25 and mean within ±0.15, over the grid. Measured: Norway
+    spruce 0.11/+0.06, Sitka spruce 0.11/+0.11, Scots pine 0.11/+0.01, Douglas fir 0.06/+0.03."""
+    ln = np.log(grid_sway_coefficients(name, "forest", CONIFER_SIZES)
+                / species.entry(name)["sway_coefficient"]["value"])
+    print(name, np.round(ln, 3))
+    assert np.median(np.abs(ln)) <= CONIFER_MEDIAN_ABS_LN, ln
+    assert abs(ln.mean()) <= CONIFER_MEAN_LN, ln
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["acer_saccharum", "quercus_rubra"])
+def test_open_grown_broadleaf_on_a_grid_of_sizes_sways_inside_the_field_range(name):
+    """Open-grown trees of H 8–22 m, H/DBH 40–45: each one's k = f0·H²/DBH inside the range
+    of the measured open-grown broadleaves of the field data (1.32–5.83, 17 trees of three
+    species). Measured: sugar maple 3.08–4.30, red oak 3.25–4.35, against the broadleaves'
+    median 2.5 (quartiles 1.7–3.0) and the red oaks' own 2.52–3.56 (all 23–30 m tall):
+    the smaller trees sway faster than the relation (docs/validation.md)."""
+    broadleaves = [n for n in species.names() if species.entry(n)["group"] != "conifer"]
+    field = sway_coefficients("open", broadleaves)
+    k = grid_sway_coefficients(name, "open", BROADLEAF_SIZES)
+    print(name, np.round(k, 2), "field", field.min(), field.max())
+    assert len(field) >= 10
+    assert np.all((field.min() <= k) & (k <= field.max())), k
 
 
 def _cli(*args):
