@@ -234,15 +234,17 @@ CONIFER_MEAN_LN = 0.15
 BROADLEAF_MEDIAN_ABS_LN = 0.35  # open-grown sugar maple and red oak
 
 
+def model_sway_frequency(name: str, stand: str, height: float, dbh: float) -> float:
+    """f0 (Hz) of a generated tree: among its 12 lowest modes, else among 60 (a broadleaf's
+    crown sway may lie above many single-limb modes)."""
+    tree = species_data(name, height, dbh, generator={"stand": stand})
+    return sway_frequency_hz(modes(tree, 12)) or sway_frequency_hz(modes(tree, 60))
+
+
 def log_ratios(name: str, stand: str) -> np.ndarray:
     """ln(f_model / f_measured) of the measured trees rebuilt at their H and DBH."""
-    out = []
-    for height, dbh, f0 in measured_trees(name, stand):
-        tree = species_data(name, height, dbh, generator={"stand": stand})
-        # A broadleaf's crown sway may lie above many single-limb modes.
-        f_model = sway_frequency_hz(modes(tree, 12)) or sway_frequency_hz(modes(tree, 60))
-        out.append(math.log(f_model / f0))
-    return np.array(out)
+    return np.array([math.log(model_sway_frequency(name, stand, height, dbh) / f0)
+                     for height, dbh, f0 in measured_trees(name, stand)])
 
 
 @pytest.mark.slow
@@ -264,13 +266,8 @@ def test_open_grown_broadleaf_sway_frequency_against_measured_trees(name):
 
 def grid_sway_coefficients(name: str, stand: str, sizes) -> np.ndarray:
     """f0·H²/DBH (Hz·m²/cm) of generated trees of ``name`` at the grid's sizes."""
-    out = []
-    for height, slenderness in sizes:
-        dbh = height / slenderness
-        tree = species_data(name, height, dbh, generator={"stand": stand})
-        f0 = sway_frequency_hz(modes(tree, 12)) or sway_frequency_hz(modes(tree, 60))
-        out.append(f0 * height ** 2 / (100.0 * dbh))
-    return np.array(out)
+    return np.array([model_sway_frequency(name, stand, height, height / slenderness)
+                     * height * slenderness / 100.0 for height, slenderness in sizes])
 
 
 @pytest.mark.slow

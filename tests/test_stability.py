@@ -12,7 +12,7 @@ from treedyn_core.simulation import Simulation
 
 DT = 1.0 / 30.0
 DURATION = {"giant": 10.0}  # s; the rest run 60 s with the θ-method, 30 s with generalized-α
-GALPHA_DURATION = 30.0      # (its iterations make it 4–10× the cost: 46 s on the willow at 30 s)
+GALPHA_DURATION = 30.0      # (its iterations: 22 s of the suite on the willow at 30 s)
 CORNERS = list(itertools.product((0.1, 10.0), (0.1, 10.0)))
 # Both dissipate (the θ-method; generalized-α with ρ∞ < 1, its Newton iterations converged:
 # with two a step the giant's energy rose from 6.9 s at stiffness and damping × 0.1, docs/design.md
