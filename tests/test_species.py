@@ -4,6 +4,7 @@ mode, sway frequencies against the field relations, and bad input."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import subprocess
@@ -125,6 +126,50 @@ def test_set_height_rederives_the_species_keys():
     own = species_data("picea_abies", 25.0, 0.4, generator={"branch_angle_deg": 60.0})
     assert apply_overrides(own, ["tree.generator.height=15"])["tree"]["generator"][
         "branch_angle_deg"] == 60.0
+
+
+SIZE = ["tree.generator.species=quercus_rubra", "tree.generator.height=12",
+        "tree.generator.dbh=0.3"]
+
+
+@pytest.mark.parametrize("order", list(itertools.permutations(SIZE)))
+def test_species_height_and_dbh_set_in_any_order_make_that_tree(order):
+    # Each alone leaves the tree incomplete (a height needs a species, a species its size).
+    plain = validate({"tree": {"generator": {}}}, "<test>")
+    assert apply_overrides(plain, list(order)) == species_data("quercus_rubra", 12.0, 0.3)
+
+
+def test_a_new_size_is_checked_as_a_whole():
+    # 25 m × 0.4 m → 6 m × 0.1 m: the height alone (6 m on 0.4 m) is too stout to grow.
+    tall = species_data("picea_abies", 25.0, 0.4)
+    assert apply_overrides(tall, ["tree.generator.height=6", "tree.generator.dbh=0.1"]) == \
+        species_data("picea_abies", 6.0, 0.1)
+    with pytest.raises(PresetError, match=r"^--set tree\.generator\.height=6: .*slenderness"):
+        apply_overrides(tall, ["tree.generator.height=6"])
+    plain = validate({"tree": {"generator": {}}}, "<test>")
+    with pytest.raises(PresetError, match=r"^--set tree\.generator\.height=12: "
+                                          r"tree\.generator\.dbh: required with species"):
+        apply_overrides(plain, SIZE[:2])
+    # A problem outside the size, after it, is still told.
+    with pytest.raises(PresetError, match="wind.speed: expected a number"):
+        apply_overrides(plain, [SIZE[0], "wind.speed=fast", *SIZE[1:]])
+
+
+def test_a_species_set_on_a_preset_without_one_takes_the_species_keys():
+    # The sapling's own trunk, branching, wood and foliage were chosen for the sapling: the red
+    # oak derives them. Its other keys (seed, wind speed, …) stay, as does a key set before the
+    # species in the same command.
+    sapling = load_preset("sapling").data
+    oak = apply_overrides(sapling, ["material.damping_ratio=0.07", *SIZE])
+    derived = species.derive("quercus_rubra", 12.0, 0.3)
+    own = {section: {key: value for key, value in given.items() if key not in derived[section]}
+           for section, given in (("generator", sapling["tree"]["generator"]),
+                                  ("material", sapling["material"]), ("wind", sapling["wind"]))}
+    own["material"]["damping_ratio"] = 0.07
+    own["generator"].update(species="quercus_rubra", height=12.0, dbh=0.3)
+    assert oak == validate({**sapling, "tree": {"generator": own["generator"]},
+                            "material": own["material"], "wind": own["wind"]}, "<test>")
+    assert oak["tree"]["generator"]["trunk"]["length"] == 12.0
 
 
 def test_leafless_removes_leaf_area_and_leaf_mass_only():

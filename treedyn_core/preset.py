@@ -983,9 +983,16 @@ def apply_overrides(data: dict, assignments: list[str], source: str = "--set") -
     ``tree.limbs[2].stiffness``); VALUE is read as YAML (``12``, ``[0, 0, 1]``,
     ``true``, ``rk4``); a mapping replaces the whole section it names. Each
     assignment is validated as it is applied, and its errors start with
-    ``SOURCE KEY=VALUE`` instead of the file and line. `data` is not modified.
+    ``SOURCE KEY=VALUE`` instead of the file and line. A species tree's species, height
+    and DBH make one tree together (`species.JOINT_KEYS`): a problem after one of them waits
+    for the assignments after it (``species=… height=… dbh=…``, in any order) and is told,
+    naming the last assignment, only if it remains after them all. A species given to a
+    preset without one takes every key the species derives (`species.take_species`) but
+    those assigned here. `data` is not modified.
     """
     result = validate(data, source)  # a fresh copy: validate builds new containers
+    waiting = None   # the origin of the last assignment while the tree is incomplete
+    assigned = set()
     for assignment in assignments:
         shown = assignment if len(assignment) <= 80 else assignment[:77] + "..."
         origin = f"{source} {shown}"
@@ -995,10 +1002,25 @@ def apply_overrides(data: dict, assignments: list[str], source: str = "--set") -
                                         f"e.g. {source} wind.speed=12"))
         key = key.strip()
         parts = _parse_key(key, origin)
-        if key in species.SIZE_KEYS:  # a new size or species: derive its keys anew
+        value = _parse_value(text, key, origin)
+        generator = result["tree"].get("generator")
+        if key == "tree.generator.species" and isinstance(generator, dict) \
+                and generator.get("species") is None:
+            result = species.take_species(result, value, assigned)
+        elif key in species.SIZE_KEYS and waiting is None:
+            # a new size or species: derive its keys anew (while waiting, they are gone)
             result = species.strip_derived(result)
-        _assign(result, parts, _parse_value(text, key, origin), origin)
-        result = validate(result, origin)
+        _assign(result, parts, value, origin)
+        assigned.add(key)
+        try:
+            result = validate(result, origin)
+            waiting = None
+        except PresetError:
+            if key not in species.JOINT_KEYS and waiting is None:
+                raise
+            waiting = origin
+    if waiting is not None:
+        result = validate(result, waiting)   # raises: the tree as the assignments left it
     return result
 
 

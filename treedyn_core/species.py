@@ -255,6 +255,10 @@ SIZE_KEYS = ("tree.generator.species", "tree.generator.height", "tree.generator.
              "tree.generator.stand", "material.density")
 
 
+# The keys a species tree needs together: one alone leaves it incomplete.
+JOINT_KEYS = SIZE_KEYS[:3]
+
+
 def _without(given: dict, derived: dict) -> dict:
     """`given` without the keys whose value is the one `derived` holds (nested the same way)."""
     out = {}
@@ -325,4 +329,37 @@ def apply(raw: dict, fail: Fail) -> dict:
         given = raw.get(section)
         if given is None or isinstance(given, dict):
             out[section] = _fill(given or {}, derived[section])
+    return out
+
+
+def _drop(given: dict, derived: dict, path: str, keep) -> dict:
+    """`given` without the keys `derived` has (nested the same way), except the key paths
+    (``path.key``) in `keep` and those below them."""
+    out = {}
+    for key, value in given.items():
+        here = f"{path}.{key}"
+        if key not in derived or any(here == k or here.startswith(k + ".") for k in keep):
+            out[key] = value
+        elif isinstance(value, dict) and isinstance(derived[key], dict):
+            rest = _drop(value, derived[key], here, keep)
+            if rest:
+                out[key] = rest
+    return out
+
+
+def take_species(data: dict, name, keep) -> dict:
+    """A validated preset `data` without a species, about to be given the species `name` by
+    an override (``--set tree.generator.species=…``): without the generator, material and
+    wind keys the species derives, so that it derives them. The preset's own values of those
+    keys were chosen for its own tree, not as changes to a species'; the key paths in `keep`
+    (set by the same overrides) stay. An unknown name or a tree without a generator: `data`."""
+    gen = data["tree"].get("generator")
+    if not isinstance(gen, dict) or not isinstance(name, str) or name not in names():
+        return data
+    derived = derive(name, 15.0, 0.3)   # which keys it derives: the same at every size
+    out = dict(data)
+    out["tree"] = dict(data["tree"])
+    out["tree"]["generator"] = _drop(gen, derived["generator"], "tree.generator", keep)
+    for section in ("material", "wind"):
+        out[section] = _drop(data[section], derived[section], section, keep)
     return out
