@@ -81,3 +81,16 @@ def test_fixed_overrides_are_checked_and_change_the_fingerprint(tmp_path):
     assert base.fingerprint() != strong.fingerprint()
     with pytest.raises(TreedynError, match="set.material.modulus_of_rupture: .*must be > 0"):
         load_study(_write(tmp_path, GOOD + "set:\n  material.modulus_of_rupture: -1\n", "bad.yaml"))
+
+
+def test_fixed_species_and_size_make_that_tree_together(tmp_path):
+    # One --set line: the species, its height and DBH each alone leave the tree incomplete.
+    size = ("set:\n  tree.generator.species: quercus_rubra\n  tree.generator.height: 12\n"
+            "  tree.generator.dbh: 0.3\n")
+    sapling = GOOD.replace("preset: two_limbs", "preset: sapling")
+    study = load_study(_write(tmp_path, sapling + size))
+    assert study.base_data["tree"]["generator"]["trunk"]["length"] == 12.0
+    with pytest.raises(TreedynError, match=r"^study.yaml:9: set.tree.generator.height: "
+                                           r"tree.generator.dbh: required with species"):
+        load_study(_write(tmp_path, sapling + size.replace("  tree.generator.dbh: 0.3\n", "")))
+

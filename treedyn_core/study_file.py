@@ -128,9 +128,8 @@ def load_study(path: str | Path) -> Study:
         raise fail("series", "must be true or false")
 
     fixed = _mapping(raw.get("set", {}), "set", fail)
-    data = preset.data
-    for key, value in fixed.items():
-        data = _checked(data, key, value, f"set.{key}", fail)
+    # applied together, as one --set line: a species, its height and DBH make one tree
+    data = _applied(preset.data, fixed.items(), lambda key: f"set.{key}", fail)
     if dt is not None:
         _checked(data, "simulation.dt", dt, "dt", fail)
 
@@ -175,13 +174,24 @@ def _mapping(value: Any, key: str, fail) -> dict:
 
 def _checked(data: dict, key: str, value: Any, where: str, fail) -> dict:
     """`data` with KEY=VALUE applied and validated like --set; a problem names `where`."""
+    return _applied(data, [(key, value)], lambda _: where, fail)
+
+
+def _applied(data: dict, pairs, where, fail) -> dict:
+    """`data` with the (key, value) pairs applied in order and validated like one --set line
+    (`apply_overrides`); a problem names where(key) of the pair it is told at."""
+    texts = [(key, assignment(key, value)) for key, value in pairs]
+    if not texts:
+        return data
     try:
-        return apply_overrides(data, [assignment(key, value)], source=where)
+        return apply_overrides(data, [text for _, text in texts], source="study")
     except PresetError as error:
         message = str(error)
-        prefix = f"{where} {assignment(key, value)}: "
-        raise fail(where, message[len(prefix):] if message.startswith(prefix) else message
-                   ) from None
+        for key, text in texts:
+            prefix = f"study {text}: "
+            if message.startswith(prefix):
+                raise fail(where(key), message[len(prefix):]) from None
+        raise fail(where(texts[-1][0]), message) from None
 
 
 def _axis_values(spec: Any, key: str, fail) -> list:
