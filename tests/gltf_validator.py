@@ -4,11 +4,13 @@ The `gltf_validator` fixture installs the package once per machine into a cache 
 (TREEDYN_TEST_CACHE, default ~/.cache/treedyn-tests) with npm, and gives a function that
 validates .glb files and returns each one's report. No node or npm, or no network on the
 first run: the fixture fails with what is missing (the tests never skip; `.ci/run`
-installs node and npm on a fresh Debian machine).
+installs node and npm on a fresh Debian machine). The install holds a lock file beside the
+package: the suite's pytest-xdist workers would otherwise run two npm installs into one folder.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -47,13 +49,15 @@ def install_validator() -> Path:
                         f"with node (apt-get install nodejs npm)")
     prefix = _cache() / "gltf-validator"
     package = prefix / "node_modules" / "gltf-validator"
-    if not (package / "package.json").is_file():
-        prefix.mkdir(parents=True, exist_ok=True)
-        done = subprocess.run(["npm", "install", "--prefix", str(prefix), "--no-audit",
-                               "--no-fund", "--loglevel=error", VALIDATOR],
-                              capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S)
-        if done.returncode != 0:
-            pytest.fail(f"npm install {VALIDATOR} failed: {done.stderr.strip()[-500:]}")
+    prefix.mkdir(parents=True, exist_ok=True)
+    with open(prefix / "install.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)   # released when the file closes
+        if not (package / "package.json").is_file():
+            done = subprocess.run(["npm", "install", "--prefix", str(prefix), "--no-audit",
+                                   "--no-fund", "--loglevel=error", VALIDATOR],
+                                  capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S)
+            if done.returncode != 0:
+                pytest.fail(f"npm install {VALIDATOR} failed: {done.stderr.strip()[-500:]}")
     return package
 
 

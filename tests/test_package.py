@@ -13,6 +13,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 GUI_MODULES = ("PyQt6", "vispy")
+# The source tree as a clean clone holds it (pip builds in the tree it is given, into its build/
+# and egg-info: two pytest-xdist workers building ROOT at once shared them and one failed).
+CLONE_IGNORES = shutil.ignore_patterns(".git", "__pycache__", "*.egg-info", "build", "tests",
+                                       "docs", "scripts")
 
 
 def _loaded_gui_modules(code: str) -> list[str]:
@@ -41,8 +45,9 @@ def test_headless_run_imports_no_gui_toolkit(tmp_path):
 def installed_wheel(tmp_path_factory):
     """The project built as a wheel and installed with --no-deps --target into a fresh folder."""
     base = tmp_path_factory.mktemp("wheel")
-    dist, target = base / "dist", base / "site"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "-q", "-w",
+    source, dist, target = base / "clone", base / "dist", base / "site"
+    shutil.copytree(ROOT, source, ignore=CLONE_IGNORES)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "-q", "-w",
                     str(dist)], check=True, capture_output=True)
     wheel = next(dist.glob("treedyn-*.whl"))
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target",
@@ -137,8 +142,7 @@ def test_readme_install_sequence_in_a_fresh_environment(tmp_path):
     kernels), `pip install -e .`, then a run from another folder: both runs succeed and the
     second one runs the editable source."""
     source, venv, home = tmp_path / "clone", tmp_path / "venv", tmp_path / "home"
-    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
-        ".git", "__pycache__", "*.egg-info", "build", "tests", "docs", "scripts"))
+    shutil.copytree(ROOT, source, ignore=CLONE_IGNORES)
     # The dependencies come from this interpreter's site-packages (a .pth line each, so that
     # their own .pth files, an editable treedyn's among them, stay inactive): the test stays
     # offline and fast, in a virtual environment or not.
