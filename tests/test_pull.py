@@ -41,6 +41,30 @@ def test_bare_stem_static_deflection_matches_euler_bernoulli(q):
     assert result.base_moment_Nm == pytest.approx(1000.0 * 12.0, rel=1e-9)  # no gravity
 
 
+def test_stem_stress_is_on_the_leaders_and_the_outer_wood():
+    # A bare tapered stem with a soft juvenile core and two leaders above 8 m, no gravity: joint
+    # j (at z_j = j m) bends under the rope's F (H − z_j), on limb j's section as the joints'
+    # stiffness has it: the outer wood over the core, each leader r/√2 thick with half the
+    # moment. Its peak, at 10 m, is √2 × the drawn single stem's.
+    data = validate({"tree": {"generator": {"trunk": {"length": 20.0, "radius": 0.2,
+                                                      "segments": 20},
+                                            "levels": 0, "stem_form": 0.6, "jitter": 0.0,
+                                            "juvenile_radius": 0.06,
+                                            "juvenile_modulus_ratio": 0.5, "fork_height": 8.0,
+                                            "fork_leaders": 2}},
+                     "material": {"density": 800.0, "youngs_modulus": 9.0e9},
+                     "simulation": {"gravity": [0.0, 0.0, 0.0]}}, "<test>")
+    force, height = 1000.0, 15.0
+    result = pull(Simulation.from_data(data), height, force=force)
+    mid = np.arange(20) + 0.5
+    r = 0.2 * ((20.0 - mid) / 20.0) ** 0.6
+    second_moment = math.pi * (r ** 4 - 0.5 * np.minimum(0.06, r) ** 4) / 4.0
+    moment = force * np.maximum(height - np.arange(20.0), 0.0)
+    stress = moment * r * np.sqrt(np.where(mid > 8.0, 2.0, 1.0)) / second_moment
+    assert int(np.argmax(stress)) == 10
+    assert result.max_stem_stress_Pa == pytest.approx(stress.max(), rel=1e-6)
+
+
 def test_fit_decay_recovers_a_damped_cosine():
     f, zeta, dt = 0.7, 0.04, 1e-3
     t = np.arange(0.0, 8.0, dt)

@@ -151,14 +151,45 @@ def _base_inclination_deg(statics: _Statics, epsilon: np.ndarray) -> float:
 
 
 def _stem_stress(sim, statics: _Statics, epsilon: np.ndarray) -> float:
-    """Largest bending stress (Pa) in the stem's joints: M r / I with M = |K_spring ε| bending."""
+    """Largest bending stress (Pa) in the stem's joints: M c / I with M = |K_spring ε| bending,
+    c and I the limb's section as its joint's stiffness has it (`_stem_sections`)."""
     tree = sim.tree
     stem = _stem(sim, statics.config)
     moments = np.einsum("nij,nj->ni", statics.model.K_spring[stem], epsilon[stem])
     bending = np.linalg.norm(moments - np.einsum("ni,ni->n", moments, tree.u[stem])[:, None]
                              * tree.u[stem], axis=1)
-    r = tree.radius[stem]
-    return float(np.max(bending * r / (math.pi * r ** 4 / 4.0)))
+    fibre, second_moment = _stem_sections(sim, np.asarray(stem))
+    return float(np.max(bending * fibre / second_moment))
+
+
+def _stem_sections(sim, stem: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(c, I) of the stem limbs `stem` (from the root up: a generated stem's k-th is its trunk
+    limb k), for σ = M c / I at the outer fibre: I (m⁴) the section's
+    second moment in the outer wood's modulus, c (m) its radius r. A generated tapered stem's
+    sections as `generator.stem_joint_stiffness` has them: a juvenile core of radius r_c and
+    modulus ratio ρ takes I = π (r⁴ − (1 − ρ) min(r_c, r)⁴)/4 (the outer wood carries more);
+    above a fork, n leaders of radius r/√n share the moment, each with a moment M/n on
+    I/n², so σ = M (r √n) / I: c = r √n (the drawn stem, one of radius r, had the leaders
+    √n times less stressed than they are)."""
+    r = sim.tree.radius[stem]
+    fibre, second_moment = r.copy(), np.pi * r ** 4 / 4.0
+    gen = sim.data["tree"].get("generator") or {}
+    if gen.get("stem_form") is None:
+        return fibre, second_moment
+    trunk = gen["trunk"]
+    segments = int(trunk["segments"])
+    k = np.arange(len(stem))
+    height = (k + 0.5) * float(trunk["length"]) / segments  # mid-heights, where r is taken
+    on_trunk = k < segments
+    core = np.minimum(float(gen.get("juvenile_radius") or 0.0), r)
+    ratio = float(gen.get("juvenile_modulus_ratio", 1.0))
+    second_moment = np.where(on_trunk, np.pi * (r ** 4 - (1.0 - ratio) * core ** 4) / 4.0,
+                             second_moment)
+    if gen.get("fork_height") is not None:
+        leaders = np.where(on_trunk & (height > float(gen["fork_height"])),
+                           int(gen.get("fork_leaders", 1)), 1)
+        fibre = fibre * np.sqrt(leaders)
+    return fibre, second_moment
 
 
 def pull(sim, height: float, force: float | None = None, inclination_deg: float | None = None,
