@@ -164,9 +164,9 @@ def _stem_stress(sim, statics: _Statics, epsilon: np.ndarray) -> float:
 
 def _stem_sections(sim, stem: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(c, I) of the stem limbs `stem` (from the root up: a generated stem's k-th is its trunk
-    limb k), for σ = M c / I at the outer fibre: I (m⁴) the section's
-    second moment in the outer wood's modulus, c (m) its radius r. A generated tapered stem's
-    sections as `generator.stem_joint_stiffness` has them: a juvenile core of radius r_c and
+    limb k), for σ = M c / I at the outer fibre: I (m⁴) the section's second moment in the
+    outer wood's modulus, c (m) its radius r. A generated tapered stem's sections as
+    `generator.stem_joint_stiffness` has them: a juvenile core of radius r_c and
     modulus ratio ρ takes I = π (r⁴ − (1 − ρ) min(r_c, r)⁴)/4 (the outer wood carries more);
     above a fork, n leaders of radius r/√n share the moment, each with a moment M/n on
     I/n², so σ = M (r √n) / I: c = r √n (the drawn stem, one of radius r, had the leaders
