@@ -239,6 +239,14 @@ def stem_radii(length: float, radius: float, q: float, segments: int) -> np.ndar
     return radius * ((length - mid) / length) ** q
 
 
+def stem_second_moment(r, core_radius: float = 0.0, core_modulus_ratio: float = 1.0):
+    """Second moment (m⁴) of a stem section of radius r (m, scalar or array) in its outer
+    wood's modulus: a juvenile core of `core_radius` m with `core_modulus_ratio` × that modulus
+    gives π (r⁴ − (1 − ratio) min(core_radius, r)⁴)/4 (`stem_joint_stiffness`)."""
+    core = np.minimum(core_radius, r)
+    return np.pi * (r ** 4 - (1.0 - core_modulus_ratio) * core ** 4) / 4.0
+
+
 def stem_joint_stiffness(length: float, radius: float, q: float, segments: int,
                          youngs_modulus: float, shear_modulus: float,
                          core_radius: float = 0.0, core_modulus_ratio: float = 1.0,
@@ -269,8 +277,7 @@ def stem_joint_stiffness(length: float, radius: float, q: float, segments: int,
         span = np.maximum(b - a, 0.0)
         z = 0.5 * (a + b)[:, None] + 0.5 * span[:, None] * x[None, :]
         r = radius * (np.maximum(length - z, 0.0) / length) ** q
-        core = np.minimum(core_radius, r)
-        second_moment = np.pi * (r ** 4 - (1.0 - core_modulus_ratio) * core ** 4) / 4.0
+        second_moment = stem_second_moment(r, core_radius, core_modulus_ratio)
         return np.where(span > 0.0, 0.5 * span * (w[None, :] / np.where(
             span[:, None] > 0.0, second_moment, 1.0)).sum(axis=1), 0.0)
 

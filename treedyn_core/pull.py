@@ -46,6 +46,7 @@ import numpy as np
 
 from . import so3
 from .errors import TreedynError
+from .generator import stem_second_moment
 from .linearise import Configuration, linearise
 
 NON_DESTRUCTIVE_INCLINATION_DEG = 0.25
@@ -166,11 +167,10 @@ def _stem_sections(sim, stem: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(c, I) of the stem limbs `stem` (from the root up: a generated stem's k-th is its trunk
     limb k), for σ = M c / I at the outer fibre: I (m⁴) the section's second moment in the
     outer wood's modulus, c (m) its radius r. A generated tapered stem's sections as
-    `generator.stem_joint_stiffness` has them: a juvenile core of radius r_c and
-    modulus ratio ρ takes I = π (r⁴ − (1 − ρ) min(r_c, r)⁴)/4 (the outer wood carries more);
-    above a fork, n leaders of radius r/√n share the moment, each with a moment M/n on
-    I/n², so σ = M (r √n) / I: c = r √n (the drawn stem, one of radius r, had the leaders
-    √n times less stressed than they are)."""
+    `generator.stem_joint_stiffness` has them: over a juvenile core, the outer wood carries
+    more (`generator.stem_second_moment`); above a fork, n leaders of radius r/√n share the
+    moment, each with a moment M/n on I/n², so σ = M (r √n) / I: c = r √n (the drawn stem,
+    one of radius r, had the leaders √n times less stressed than they are)."""
     r = sim.tree.radius[stem]
     fibre, second_moment = r.copy(), np.pi * r ** 4 / 4.0
     gen = sim.data["tree"].get("generator") or {}
@@ -181,10 +181,9 @@ def _stem_sections(sim, stem: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     k = np.arange(len(stem))
     height = (k + 0.5) * float(trunk["length"]) / segments  # mid-heights, where r is taken
     on_trunk = k < segments
-    core = np.minimum(float(gen.get("juvenile_radius") or 0.0), r)
-    ratio = float(gen.get("juvenile_modulus_ratio", 1.0))
-    second_moment = np.where(on_trunk, np.pi * (r ** 4 - (1.0 - ratio) * core ** 4) / 4.0,
-                             second_moment)
+    cored = stem_second_moment(r, float(gen.get("juvenile_radius") or 0.0),
+                               float(gen.get("juvenile_modulus_ratio", 1.0)))
+    second_moment = np.where(on_trunk, cored, second_moment)
     if gen.get("fork_height") is not None:
         leaders = np.where(on_trunk & (height > float(gen["fork_height"])),
                            int(gen.get("fork_leaders", 1)), 1)

@@ -256,7 +256,7 @@ SIZE_KEYS = ("tree.generator.species", "tree.generator.height", "tree.generator.
 
 
 # The keys a species tree needs together: one alone leaves it incomplete.
-JOINT_KEYS = SIZE_KEYS[:3]
+JOINT_KEYS = ("tree.generator.species", "tree.generator.height", "tree.generator.dbh")
 
 
 def _without(given: dict, derived: dict) -> dict:
