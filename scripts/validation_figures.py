@@ -2,12 +2,13 @@
 al. 2019's compilation, tests/data/field_sway_frequencies.csv) rebuilt at their height and
 DBH against their measured f0, generated trees against DBH/H² with the field relations, and
 pull-and-release damping ratios in leaf and leafless (the stem's decrement and the whole
-tree's energy decay).
+tree's energy decay), for the tests' trees and across sizes.
 
     python scripts/validation_figures.py
-    # writes docs/measured_trees.png, docs/sway_frequency.png, docs/damping.png
+    # writes docs/measured_trees.png, docs/sway_frequency.png, docs/damping.png,
+    # docs/damping_sizes.png
     python scripts/validation_figures.py damping
-    # docs/damping.png alone (and the damping points of docs/validation_points.json)
+    # the two damping figures alone (and the damping points of docs/validation_points.json)
 
 Takes a quarter of an hour (one modal analysis per tree, one release simulation per damping
 point).
@@ -40,6 +41,12 @@ from field_data import (BROADLEAF_SIZES, CONIFER_SIZES, DAMPING_RANGE, DAMPING_T
                         measured_trees)
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
+# The damping across sizes: (species, stand, leafless, H/DBH, heights m), each at the
+# slenderness of the tests' trees of that species (DAMPING_TREES).
+DAMPING_SIZES = [("picea_abies", "forest", False, 60.0, (8, 9, 10, 11, 12, 14, 16, 18, 22, 26, 30)),
+                 ("quercus_rubra", "open", False, 40.0, (8, 9, 10, 11, 12, 13, 14, 16, 18, 20, 22)),
+                 ("quercus_rubra", "open", True, 40.0, (8, 9, 10, 11, 12, 13, 14, 16, 18, 20, 22)),
+                 ("acer_saccharum", "open", True, 40.0, (8, 9, 10, 11, 12, 13, 14, 16, 18, 20, 22))]
 MEASURED = [("picea_abies", "forest"), ("picea_sitchensis", "forest"),
             ("pinus_sylvestris", "forest"), ("pseudotsuga_menziesii", "forest"),
             ("quercus_rubra", "open"), ("acer_saccharum", "open")]
@@ -112,17 +119,27 @@ def sway_points():
     return out
 
 
+def release(name, stand, height, dbh, leafless):
+    """The rope point's decrement and the whole tree's energy decay ζ_E after the tests' pull
+    (the rope at 0.6·H, the default 0.25° at the stem base)."""
+    sim = Simulation.from_data(data(name, stand, height, dbh, leafless=leafless))
+    result = pull(sim, 0.6 * height, release=True)
+    energy = energy_damping_ratio(result.release, result.frequency_hz)
+    print(f"{name} {height:g} m {dbh:.3f} m leafless={leafless}: ζ = {result.damping_ratio:.4f}, "
+          f"energy ζ_E = {energy:.4f}", flush=True)
+    return result.damping_ratio, energy
+
+
 def damping_points():
-    out = []
-    for name, stand, height, dbh in DAMPING_TREES:
-        for leafless in (False, True):
-            sim = Simulation.from_data(data(name, stand, height, dbh, leafless=leafless))
-            result = pull(sim, 0.6 * height, release=True)
-            energy = energy_damping_ratio(result.release, result.frequency_hz)
-            out.append((name, height, leafless, result.damping_ratio, energy))
-            print(f"{name} {height:g} m leafless={leafless}: ζ = {result.damping_ratio:.4f}, "
-                  f"energy ζ_E = {energy:.4f}", flush=True)
-    return out
+    return [(name, height, leafless, *release(name, stand, height, dbh, leafless))
+            for name, stand, height, dbh in DAMPING_TREES for leafless in (False, True)]
+
+
+def damping_size_points():
+    return [(name, leafless, height, *release(name, stand, height, height / slenderness,
+                                              leafless))
+            for name, stand, leafless, slenderness, heights in DAMPING_SIZES
+            for height in heights]
 
 
 def plot_sway(points):
@@ -166,12 +183,38 @@ def plot_damping(points):
     fig.savefig(DOCS / "damping.png", dpi=110)
 
 
+def plot_damping_sizes(points):
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    ax.axhspan(*DAMPING_RANGE["in leaf"], color="tab:green", alpha=0.10,
+               label="published, in leaf")
+    ax.axhspan(*DAMPING_RANGE["leafless"], color="tab:brown", alpha=0.10,
+               label="published, leafless")
+    colours = iter(plt.rcParams["axes.prop_cycle"].by_key()["color"])
+    for name, _, leafless, slenderness, _ in DAMPING_SIZES:
+        rows = np.array([(h, z, e) for n, b, h, z, e in points if n == name and b == leafless])
+        colour = next(colours)
+        label = (f"{species.entry(name)['common_name']}, {'leafless' if leafless else 'in leaf'}"
+                 f", H/DBH {slenderness:g}")
+        ax.plot(rows[:, 0], rows[:, 1], "o-", color=colour, lw=1, label=label + ": decrement")
+        ax.plot(rows[:, 0], rows[:, 2], "x--", color=colour, lw=0.8, label=label + ": ζ_E")
+    ax.set_xlabel("tree height H (m)")
+    ax.set_ylabel("damping ratio (pull and release)")
+    ax.set_title("Pull-and-release damping across sizes (rope at 0.6·H, 0.25° at the stem base)",
+                 fontsize=9)
+    ax.legend(fontsize=6, ncol=2)
+    fig.tight_layout()
+    fig.savefig(DOCS / "damping_sizes.png", dpi=110)
+
+
 def main():
     if sys.argv[1:] == ["damping"]:
         damping = damping_points()
         plot_damping(damping)
+        sizes = damping_size_points()
+        plot_damping_sizes(sizes)
         points = json.loads((DOCS / "validation_points.json").read_text())
         points["damping"] = damping
+        points["damping_sizes"] = sizes
         (DOCS / "validation_points.json").write_text(json.dumps(points, indent=1))
         return
     measured = measured_points()
@@ -180,8 +223,11 @@ def main():
     plot_sway(sway)
     damping = damping_points()
     plot_damping(damping)
+    sizes = damping_size_points()
+    plot_damping_sizes(sizes)
     (DOCS / "validation_points.json").write_text(json.dumps(
-        {"measured": measured, "sway": sway, "damping": damping}, indent=1))
+        {"measured": measured, "sway": sway, "damping": damping, "damping_sizes": sizes},
+        indent=1))
 
 
 if __name__ == "__main__":
