@@ -5,7 +5,8 @@ and the tree's height H (m) and stem diameter at breast height DBH (m) it derive
 generator, material and wind key the preset does not give itself (a key given in the preset
 always wins):
 
-- Stem: ``trunk.length = H``, about 1.25 m per trunk limb (8–24 limbs); the stem tapers as
+- Stem: ``trunk.length = H``, about 0.625 m per trunk limb for conifers (16–48 limbs) and
+  1.25 m for broadleaves (8–24 limbs: `TRUNK_LIMB_LENGTH`); the stem tapers as
   r(z) = r₀·((H − z)/H)^q (``stem_form`` q), q = (1/f − 1)/2 from the species' breast-height
   form factor f (a paraboloid, f = 1/2, has q = 1/2; a cone, f = 1/3, q = 1), with r₀ such
   that the diameter at 1.3 m is DBH.
@@ -47,9 +48,14 @@ from . import anchorage
 from .generator import stem_radii
 
 BREAST_HEIGHT = 1.3  # m
-# Trunk limbs: about this long, and between these counts.
-TRUNK_LIMB_LENGTH = 1.25  # m
-TRUNK_SEGMENTS = (8, 24)
+# Trunk limbs: about this long, and between these counts. The crown holds one tier at each trunk
+# joint within it, so its length is a whole number of limbs: a conifer's whorls are light and
+# many, and at 0.625 m its sway frequency changes by at most 6 % when the limbs are halved again
+# (at 1.25 m with the floor of 8, a 10 m spruce's crown was half the stem, not 45 %, and it swayed
+# 13 % faster; docs/validation.md, Discretization). A broadleaf's tiers are its scaffold branches:
+# more trunk limbs would make more and thinner ones, another tree; it stays at 1.25 m.
+TRUNK_LIMB_LENGTH = {"conifer": 0.625, "broadleaf": 1.25}  # m
+TRUNK_SEGMENTS = {"conifer": (16, 48), "broadleaf": (8, 24)}
 # Limbs per branch at levels 1 and 2; level-2 branches per level-1 branch end; level-2 length
 # over level-1 length. The sway of the stem is insensitive to these (the crown's mass and
 # drag are set by the biomass fractions and the leaf area, not by the limb count).
@@ -92,10 +98,10 @@ def ground_radius(height: float, dbh: float, q: float) -> float:
     return 0.5 * dbh * (height / (height - BREAST_HEIGHT)) ** q
 
 
-def trunk_segments(height: float) -> int:
-    """Trunk limbs of a species tree of this height (m)."""
-    low, high = TRUNK_SEGMENTS
-    return int(min(max(round(height / TRUNK_LIMB_LENGTH), low), high))
+def trunk_segments(height: float, group: str) -> int:
+    """Trunk limbs of a species tree of this height (m) and group."""
+    low, high = TRUNK_SEGMENTS[group]
+    return int(min(max(round(height / TRUNK_LIMB_LENGTH[group]), low), high))
 
 
 def check_size(name: str, height: float, dbh: float, fail: Fail) -> None:
@@ -161,7 +167,7 @@ def derive(name: str, height: float, dbh: float, stand: str = "forest",
     rho = float(density if density is not None else wood["density"])
     q = taper_exponent(spec["stem_form_factor"]["value"])
     r0 = ground_radius(height, dbh, q)
-    n_trunk = trunk_segments(height)
+    n_trunk = trunk_segments(height, group)
     stem_mass = rho * math.pi * sum(r * r for r in stem_radii(height, r0, q, n_trunk)) * (
         height / n_trunk)
 
