@@ -223,8 +223,25 @@ def test_count_matches_closed_form_and_generate(trunk, levels, children, segment
 
 def test_whorls_must_be_below_trunk_segments():
     with pytest.raises(PresetError, match=r"tree\.generator\.whorls: must be less than "
-                                          r"trunk\.segments = 4"):
+                                          r"trunk\.segments / whorl_spacing = 4/1"):
         generate(filled(trunk={"segments": 4}, whorls=4))
+    with pytest.raises(PresetError, match=r"trunk\.segments / whorl_spacing = 8/2"):
+        generate(filled(trunk={"segments": 8}, whorls=4, whorl_spacing=2))
+
+
+def test_whorl_spacing_cuts_the_stem_finer_under_the_same_crown():
+    # Twice the trunk limbs with a whorl at every second joint: the same whorls at the same
+    # heights with the same branches; only the stem between them is cut in two.
+    coarse = generate(filled(**CONIFER))
+    fine_trunk = dict(CONIFER["trunk"], segments=2 * CONIFER["trunk"]["segments"])
+    fine = generate(filled(**dict(CONIFER, trunk=fine_trunk), whorl_spacing=2))
+    _, coarse_base, coarse_tip = world(coarse)
+    _, fine_base, fine_tip = world(fine)
+    n, m = CONIFER["trunk"]["segments"], fine_trunk["segments"]
+    assert len(fine) == len(coarse) + (m - n)
+    np.testing.assert_allclose(fine_base[m:], coarse_base[n:], atol=1e-12)
+    np.testing.assert_allclose(fine_tip[m:], coarse_tip[n:], atol=1e-12)
+    assert [limb["name"] for limb in fine[m:]] == [limb["name"] for limb in coarse[n:]]
 
 
 def test_empty_per_level_list_is_refused():

@@ -334,21 +334,37 @@ def test_conifer_on_a_grid_of_sizes_sways_within_its_relations_band(name):
 # relation (ln k: 0.2) at most. The former 1.25 m limbs (a floor of 8) moved a 10 m Norway
 # spruce by 12 % (docs/validation.md, Discretization).
 CONIFER_REFINEMENT_RTOL = 0.2 / 3
+# A broadleaf's stem cut twice as fine under the same crown: the stem alone converges as 1/n²
+# (EULER_BERNOULLI_RTOL), so its sway frequency moves by a fraction of that.
+BROADLEAF_REFINEMENT_RTOL = 0.01
+
+
+def _sway_frequency(name: str, stand: str, height: float, slenderness: float) -> float:
+    data = species_data(name, height, height / slenderness, generator={"stand": stand})
+    return sway_frequency_hz(modes(data, 12))
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", CONIFERS)
 @pytest.mark.parametrize("height", [10.0, 30.0])
-def test_conifer_sway_frequency_holds_when_its_trunk_limbs_are_halved(name, height,
-                                                                       monkeypatch):
-    def frequency():
-        data = species_data(name, height, height / 60.0, generator={"stand": "forest"})
-        return sway_frequency_hz(modes(data, 12))
+def test_conifer_sway_frequency_holds_when_its_whorls_and_limbs_are_doubled(name, height,
+                                                                            monkeypatch):
+    default = _sway_frequency(name, "forest", height, 60.0)
+    grid = species.tier_grid
+    monkeypatch.setattr(species, "tier_grid", lambda h, group: 2 * grid(h, group))
+    assert _sway_frequency(name, "forest", height, 60.0) == pytest.approx(
+        default, rel=CONIFER_REFINEMENT_RTOL)
 
-    default = frequency()
-    limbs = species.trunk_segments
-    monkeypatch.setattr(species, "trunk_segments", lambda h, group: 2 * limbs(h, group))
-    assert frequency() == pytest.approx(default, rel=CONIFER_REFINEMENT_RTOL)
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["acer_saccharum", "quercus_rubra"])
+@pytest.mark.parametrize("height", [8.0, 12.0, 22.0])
+def test_broadleaf_sway_frequency_holds_when_its_stem_is_cut_finer(name, height, monkeypatch):
+    default = _sway_frequency(name, "open", height, 40.0)
+    monkeypatch.setitem(species.LIMBS_PER_TIER, "broadleaf",
+                        2 * species.LIMBS_PER_TIER["broadleaf"])
+    assert _sway_frequency(name, "open", height, 40.0) == pytest.approx(
+        default, rel=BROADLEAF_REFINEMENT_RTOL)
 
 
 @pytest.mark.slow

@@ -132,10 +132,11 @@ def _per_level_float(gen: dict, key: str, default: float) -> list[float]:
 def _check_whorls(gen: dict, error: ErrorFactory) -> int:
     whorls = int(gen.get("whorls", 0))
     segments = int(gen["trunk"]["segments"])
-    if whorls >= segments:
-        raise error(f"{_KEY}.whorls", f"must be less than trunk.segments = {segments} "
-                    f"(a whorl sits at each of the highest joints between trunk limbs), "
-                    f"got {whorls}")
+    spacing = int(gen.get("whorl_spacing", 1))
+    if whorls * spacing >= segments:
+        raise error(f"{_KEY}.whorls", f"must be less than trunk.segments / whorl_spacing = "
+                    f"{segments}/{spacing} (a whorl sits at every whorl_spacing-th joint "
+                    f"between trunk limbs from the top down), got {whorls}")
     return whorls
 
 
@@ -376,7 +377,8 @@ def generate(gen: dict, error: ErrorFactory | None = None,
         parent_length = np.array([trunk_length])
         whorl = np.array([-1])
     else:
-        tips = np.arange(trunk_segments - 1 - whorls, trunk_segments - 1)
+        spacing = int(gen.get("whorl_spacing", 1))
+        tips = trunk_segments - 1 - spacing * np.arange(whorls, 0, -1)
         prefixes = [""] * whorls
         parent_length = trunk_length - (tips + 1) * (trunk_length / trunk_segments)
         whorl = np.arange(whorls)

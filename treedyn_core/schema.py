@@ -141,6 +141,8 @@ GENERATOR: dict[str, Any] = {
                         "leafy along its length)", min=1),
     "whorls": Field("int", 0, "whorls of branches at the highest trunk joints below an excurrent "
                     "leader (conifer); 0: the trunk ends in a branching", min=0),
+    "whorl_spacing": Field("int", 1, "trunk limbs from one whorl to the next, and from the "
+                           "highest whorl to the top", min=1),
     "whorl_length_ratio": Field("float", 0.3, "whorl branch length over the trunk length above "
                                 "the whorl (conical crown); only with whorls > 0", min=0.0,
                                 min_open=True, max=2.0),

@@ -5,13 +5,14 @@ and the tree's height H (m) and stem diameter at breast height DBH (m) it derive
 generator, material and wind key the preset does not give itself (a key given in the preset
 always wins):
 
-- Stem: ``trunk.length = H``, about 0.625 m per trunk limb for conifers (16–48 limbs) and
-  1.25 m for broadleaves (8–24 limbs: `TRUNK_LIMB_LENGTH`); the stem tapers as
+- Stem: ``trunk.length = H`` in limbs of about 0.625 m (conifers 16–48, broadleaves 16–48:
+  `TIER_SPACING`, `LIMBS_PER_TIER`); the stem tapers as
   r(z) = r₀·((H − z)/H)^q (``stem_form`` q), q = (1/f − 1)/2 from the species' breast-height
   form factor f (a paraboloid, f = 1/2, has q = 1/2; a cone, f = 1/3, q = 1), with r₀ such
   that the diameter at 1.3 m is DBH.
 - Crown: its length is the species' crown ratio (``stand: forest`` or ``open``) times H, and
-  it holds one tier (conifers: a whorl) of branches at every trunk joint within it; the branch
+  it holds one tier (conifers: a whorl) of branches every 0.625 m (conifers) or 1.25 m
+  (broadleaves) within it, the nearest whole number (``whorls``, ``whorl_spacing``); the branch
   length puts the crown's width at the species' width-to-height ratio times H.
 - Mass: branch wood (``branch_mass``) and foliage are set from the species' above-ground
   biomass fractions (stem : branches : foliage, dry mass, each part taken to fresh mass with
@@ -48,14 +49,18 @@ from . import anchorage
 from .generator import stem_radii
 
 BREAST_HEIGHT = 1.3  # m
-# Trunk limbs: about this long, and between these counts. The crown holds one tier at each trunk
-# joint within it, so its length is a whole number of limbs: a conifer's whorls are light and
-# many, and at 0.625 m its sway frequency changes by at most 6 % when the limbs are halved again
-# (at 1.25 m with the floor of 8, a 10 m spruce's crown was half the stem, not 45 %, and it swayed
-# 13 % faster; docs/validation.md, Discretization). A broadleaf's tiers are its scaffold branches:
-# more trunk limbs would make more and thinner ones, another tree; it stays at 1.25 m.
-TRUNK_LIMB_LENGTH = {"conifer": 0.625, "broadleaf": 1.25}  # m
-TRUNK_SEGMENTS = {"conifer": (16, 48), "broadleaf": (8, 24)}
+# Tiers of branches (a conifer's whorls, a broadleaf's scaffold branches): one per this length
+# of the crown, the grid of tier positions between these counts over the stem; and trunk limbs
+# per tier spacing. The crown's length is a whole number of tier spacings. A conifer's whorls
+# are light and many: at 0.625 m its sway frequency changes by at most 6 % when they are halved
+# again (at 1.25 m with the floor of 8, a 10 m spruce's crown was half the stem, not 45 %, and
+# it swayed 13 % faster). A broadleaf's tier holds scaffold branches: more tiers would make more
+# and thinner ones, another tree, so its tiers stay 1.25 m apart (the architecture the sway
+# frequencies were calibrated with) and its stem is cut into limbs of half that
+# (docs/validation.md, Discretization).
+TIER_SPACING = {"conifer": 0.625, "broadleaf": 1.25}  # m
+TIER_GRID = {"conifer": (16, 48), "broadleaf": (8, 24)}
+LIMBS_PER_TIER = {"conifer": 1, "broadleaf": 2}
 # Limbs per branch at levels 1 and 2; level-2 branches per level-1 branch end; level-2 length
 # over level-1 length. The sway of the stem is insensitive to these (the crown's mass and
 # drag are set by the biomass fractions and the leaf area, not by the limb count).
@@ -98,10 +103,11 @@ def ground_radius(height: float, dbh: float, q: float) -> float:
     return 0.5 * dbh * (height / (height - BREAST_HEIGHT)) ** q
 
 
-def trunk_segments(height: float, group: str) -> int:
-    """Trunk limbs of a species tree of this height (m) and group."""
-    low, high = TRUNK_SEGMENTS[group]
-    return int(min(max(round(height / TRUNK_LIMB_LENGTH[group]), low), high))
+def tier_grid(height: float, group: str) -> int:
+    """Tier positions over the stem of a species tree of this height (m) and group: the stem
+    has ``LIMBS_PER_TIER`` trunk limbs per position, the crown a tier at its highest ones."""
+    low, high = TIER_GRID[group]
+    return int(min(max(round(height / TIER_SPACING[group]), low), high))
 
 
 def check_size(name: str, height: float, dbh: float, fail: Fail) -> None:
@@ -167,19 +173,21 @@ def derive(name: str, height: float, dbh: float, stand: str = "forest",
     rho = float(density if density is not None else wood["density"])
     q = taper_exponent(spec["stem_form_factor"]["value"])
     r0 = ground_radius(height, dbh, q)
-    n_trunk = trunk_segments(height, group)
+    n_grid = tier_grid(height, group)
+    limbs_per_tier = LIMBS_PER_TIER[group]
+    n_trunk = limbs_per_tier * n_grid
     stem_mass = rho * math.pi * sum(r * r for r in stem_radii(height, r0, q, n_trunk)) * (
         height / n_trunk)
 
     crown = spec["crown"]
-    tiers = int(min(max(round(crown["ratio"][stand] * n_trunk), 2), n_trunk - 1))
+    tiers = int(min(max(round(crown["ratio"][stand] * n_grid), 2), n_grid - 1))
     branching = spec["branching"]
     per_tier = int(branching["per_whorl"] if branching["whorls"] else branching["per_tier"])
     angle = math.radians(branching["angle_deg"])
     length_ratio = LENGTH_RATIO[group]
     # The lowest tier sits tiers·H/n below the top; its branch reaches out by about
     # L·(sin θ + 0.7·length_ratio), which should be half the crown width.
-    above_lowest = tiers * height / n_trunk
+    above_lowest = tiers * height / n_grid
     reach = math.sin(angle) + 0.7 * length_ratio
     whorl_length_ratio = 0.5 * crown["width_over_height"][stand] * height / (above_lowest * reach)
     whorl_length_ratio = min(max(whorl_length_ratio, 0.05), 2.0)
@@ -203,6 +211,7 @@ def derive(name: str, height: float, dbh: float, stand: str = "forest",
         "radius_exponent": 2.0,
         "leaf_area": leaf_area,
         "whorls": tiers,
+        "whorl_spacing": limbs_per_tier,
         "whorl_length_ratio": whorl_length_ratio,
         "droop_deg": _per_level_number(branching["droop_deg"]),
         "droop_level": 1,
