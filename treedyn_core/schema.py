@@ -139,8 +139,9 @@ GENERATOR: dict[str, Any] = {
     "leaf_limbs": Field("int", 1, "limbs that share each terminal limb's leaf_area equally: it "
                         "and its ancestors up its unbranched chain (a willow's hanging shoot "
                         "leafy along its length)", min=1),
-    "whorls": Field("int", 0, "whorls of branches at the highest trunk joints below an excurrent "
-                    "leader (conifer); 0: the trunk ends in a branching", min=0),
+    "whorls": Field("int", 0, "whorls of branches at the highest trunk joints (every "
+                    "whorl_spacing-th) below an excurrent leader (conifer); 0: the trunk ends "
+                    "in a branching", min=0),
     "whorl_spacing": Field("int", 1, "trunk limbs from one whorl to the next, and from the "
                            "highest whorl to the top", min=1),
     "whorl_length_ratio": Field("float", 0.3, "whorl branch length over the trunk length above "

@@ -185,7 +185,7 @@ def derive(name: str, height: float, dbh: float, stand: str = "forest",
     per_tier = int(branching["per_whorl"] if branching["whorls"] else branching["per_tier"])
     angle = math.radians(branching["angle_deg"])
     length_ratio = LENGTH_RATIO[group]
-    # The lowest tier sits tiers·H/n below the top; its branch reaches out by about
+    # The lowest tier sits tiers·H/n_grid below the top; its branch reaches out by about
     # L·(sin θ + 0.7·length_ratio), which should be half the crown width.
     above_lowest = tiers * height / n_grid
     reach = math.sin(angle) + 0.7 * length_ratio
