@@ -121,7 +121,7 @@ def sway_points():
 
 def release(name, stand, height, dbh, leafless):
     """The rope point's decrement and the whole tree's energy decay ζ_E after the tests' pull
-    (the rope at 0.6·H, the default 0.25° at the stem base)."""
+    (the rope at 0.6·H, the default: the root plate tilted 0.25°)."""
     sim = Simulation.from_data(data(name, stand, height, dbh, leafless=leafless))
     result = pull(sim, 0.6 * height, release=True)
     energy = energy_damping_ratio(result.release, result.frequency_hz)
@@ -199,7 +199,7 @@ def plot_damping_sizes(points):
         ax.plot(rows[:, 0], rows[:, 2], "x--", color=colour, lw=0.8, label=label + ": ζ_E")
     ax.set_xlabel("tree height H (m)")
     ax.set_ylabel("damping ratio (pull and release)")
-    ax.set_title("Pull-and-release damping across sizes (rope at 0.6·H, 0.25° at the stem base)",
+    ax.set_title("Pull-and-release damping across sizes (rope at 0.6·H, root plate tilted 0.25°)",
                  fontsize=9)
     ax.legend(fontsize=6, ncol=2)
     fig.tight_layout()

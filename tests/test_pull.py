@@ -14,6 +14,7 @@ import pytest
 
 import beam_reference
 from field_data import DAMPING_RANGE, DAMPING_TREES
+from treedyn_core import species
 from treedyn_core.modes import modes
 from treedyn_core.preset import validate
 from treedyn_core.pull import ReleaseRecord, energy_damping_ratio, fit_decay, pull
@@ -63,6 +64,26 @@ def test_stem_stress_is_on_the_leaders_and_the_outer_wood():
     stress = moment * r * np.sqrt(np.where(mid > 8.0, 2.0, 1.0)) / second_moment
     assert int(np.argmax(stress)) == 10
     assert result.max_stem_stress_Pa == pytest.approx(stress.max(), rel=1e-6)
+
+
+def test_base_inclination_is_the_root_plates_whatever_the_stem_limbs(monkeypatch):
+    # The root joint of a species tree is its plate in series with the stem's lowest half
+    # limb: the inclination reported is the plate's, its moment over k_root, so the default
+    # pull (0.25°) does not depend on the limbs' length (the lowest limb's own tilt did: 284,
+    # 402, 503 and 574 N for the 10 m spruce's default at 8, 16, 32 and 64 limbs).
+    def default_pull():
+        data = validate({"tree": {"generator": {"species": "picea_abies", "height": 10.0,
+                                                "dbh": 0.17}}}, "<test>")
+        result = pull(Simulation.from_data(data), 6.0)
+        k_root = data["tree"]["generator"]["root_stiffness"]
+        assert math.radians(result.base_inclination_deg) * k_root == pytest.approx(
+            result.base_moment_Nm, rel=1e-9)
+        return result.force_N
+
+    force = default_pull()
+    grid = species.tier_grid
+    monkeypatch.setattr(species, "tier_grid", lambda h, group: 4 * grid(h, group))
+    assert default_pull() == pytest.approx(force, rel=0.01)
 
 
 def test_fit_decay_recovers_a_damped_cosine():
@@ -124,7 +145,7 @@ def _damping_cases():
 @pytest.mark.slow
 @pytest.mark.parametrize("name, stand, height, dbh, state", list(_damping_cases()))
 def test_release_damping_with_drag_in_the_published_range(name, stand, height, dbh, state):
-    # The rope at 0.6·H, the default pull (0.25° at the stem base), still air, drag on.
+    # The rope at 0.6·H, the default pull (the root plate tilted 0.25°), still air, drag on.
     data = validate({"tree": {"generator": {"species": name, "height": height, "dbh": dbh,
                                             "stand": stand, "leafless": state == "leafless"}}},
                     "<test>")

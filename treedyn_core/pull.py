@@ -7,12 +7,16 @@ horizontal force F at the rope point p on the stem, Q_j = C_IFjᵀ((p − b_j) �
 joints j below p (b_j a joint's base, C_IFj its limb → inertial axes). Reported:
 
 - ``deflection_m``: the rope point's displacement along the pull, Σ_j (C_IFj ε_j) × (p − b_j);
-- ``base_inclination_deg``: the tilt of the lowest stem limb (what an inclinometer on the stem
-  base reads: root-plate rotation plus the bending of the stem's lowest half limb);
+- ``base_inclination_deg``: the tilt of the root plate, what an inclinometer at the stem base
+  reads and what the 0.25° limit of pulling tests refers to: where the root joint is the root
+  plate in series with the stem's lowest half limb (a generated tree with ``root_stiffness``
+  and a tapered stem) its rotation times k_joint/k_root, the plate's share, so that it does
+  not depend on the limb's length; otherwise the lowest stem limb's tilt (the joint is the
+  plate, or the stem is anchored rigidly);
 - ``base_moment_Nm``: the bending moment the root joint carries, |K_spring,0 ε_0|, the rope's
   moment F·h plus the weight's moment of the deflected tree.
 
-Without a force, the rope pulls with the force that tilts the stem base by 0.25°, the usual
+Without a force, the rope pulls with the force that tilts the root plate by 0.25°, the usual
 limit of non-destructive pulling tests (Wessolly & Erb 1998; Detter & Rust 2013, Brudi &
 van Wassenaer 2002). A force is refused when the linear statics leave the range of a pulling
 test: a stem bending stress above ``material.modulus_of_rupture`` (the stem would break) or a
@@ -146,9 +150,19 @@ def _deflection(statics: _Statics, epsilon: np.ndarray, tree) -> float:
     return float(np.cross(w, statics.point - config.base[chain]).sum(axis=0) @ statics.direction)
 
 
-def _base_inclination_deg(statics: _Statics, epsilon: np.ndarray) -> float:
+def _root_plate_share(sim) -> float:
+    """The root plate's share of the root joint's rotation (module docstring): k_joint/k_root
+    when a generated tree's root joint is its plate in series with the stem's lowest half
+    limb, else 1. Both springs scale alike with ``tuning.stiffness_scale``."""
+    generator = sim.data["tree"].get("generator") or {}
+    if generator.get("root_stiffness") is None:
+        return 1.0
+    return float(sim.tree.stiffness[0, 0, 0]) / float(generator["root_stiffness"])
+
+
+def _base_inclination_deg(sim, statics: _Statics, epsilon: np.ndarray) -> float:
     w0 = statics.config.C_IF[0] @ epsilon[0]
-    return math.degrees(math.hypot(w0[0], w0[1]))
+    return math.degrees(math.hypot(w0[0], w0[1])) * _root_plate_share(sim)
 
 
 def _stem_stress(sim, statics: _Statics, epsilon: np.ndarray) -> float:
@@ -200,7 +214,7 @@ def pull(sim, height: float, force: float | None = None, inclination_deg: float 
     would break or uproot the tree."""
     statics = _unit_response(sim, height, direction_deg)
     tree = sim.tree
-    per_newton = _base_inclination_deg(statics, statics.epsilon)
+    per_newton = _base_inclination_deg(sim, statics, statics.epsilon)
     if force is None:
         target = NON_DESTRUCTIVE_INCLINATION_DEG if inclination_deg is None else inclination_deg
         if not 0.0 < target <= UPROOTING_INCLINATION_DEG:
@@ -208,7 +222,7 @@ def pull(sim, height: float, force: float | None = None, inclination_deg: float 
                                f" deg, got {target:g}")
         force = target / per_newton
     epsilon = force * statics.epsilon
-    inclination = _base_inclination_deg(statics, epsilon)
+    inclination = _base_inclination_deg(sim, statics, epsilon)
     stress = _stem_stress(sim, statics, epsilon)
     rupture = float(sim.data["material"]["modulus_of_rupture"])
     if stress > rupture:
