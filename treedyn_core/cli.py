@@ -439,28 +439,43 @@ class _Terminated(BaseException):
 
 
 _stopped_by: list[int] = []  # the exit status of a signal received, once one was
+_ending: list[bool] = []  # set while `main` returns: a signal sent again is ignored
+_resend: list[threading.Timer] = []  # the signal sent again after its exception was lost
+RESEND_SECONDS = 0.05
 
 
 def _on_sigterm(signum, frame):
     _stopped_by.append(EXIT_TERMINATED)
-    raise _Terminated()
+    if not _ending:
+        raise _Terminated()
 
 
 def _on_sigint(signum, frame):
     _stopped_by.append(EXIT_INTERRUPTED)
-    raise KeyboardInterrupt
+    if not _ending:
+        raise KeyboardInterrupt
 
 
 def _quiet_after_signal(unraisable) -> None:
     """sys.unraisablehook: a signal's exception raised inside a callback from C (numba's
-    compiler) is expected; anything else is reported as usual."""
+    compiler) is lost there, and the command would run on (docs/hardening.md): the signal is
+    sent again shortly, until its exception reaches the command. Anything else is reported as
+    usual."""
     if not _stopped_by:
         sys.__unraisablehook__(unraisable)
+        return
+    if issubclass(unraisable.exc_type, (KeyboardInterrupt, _Terminated)) and not _ending:
+        signum = signal.SIGTERM if _stopped_by[-1] == EXIT_TERMINATED else signal.SIGINT
+        timer = threading.Timer(RESEND_SECONDS, os.kill, (os.getpid(), signum))
+        timer.daemon = True
+        _resend[:] = [timer]
+        timer.start()
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `treedyn` console command; returns the exit status."""
     main_thread = threading.current_thread() is threading.main_thread()
+    _ending.clear()
     if main_thread:
         previous = (signal.signal(signal.SIGTERM, _on_sigterm),
                     signal.signal(signal.SIGINT, _on_sigint), sys.unraisablehook)
@@ -472,6 +487,11 @@ def main(argv: list[str] | None = None) -> int:
             warnings.simplefilter("ignore", RuntimeWarning)
             status = _main(argv)
     finally:
+        _ending.append(True)
+        for timer in _resend:
+            timer.cancel()
+            timer.join()
+        _resend.clear()
         if main_thread:
             signal.signal(signal.SIGTERM, previous[0])
             signal.signal(signal.SIGINT, previous[1])
