@@ -162,12 +162,17 @@ def plot_sway(points):
     fig.savefig(DOCS / "sway_frequency.png", dpi=110)
 
 
+def published_ranges(ax, alpha):
+    """The published pull-and-release damping ranges as bands on `ax`."""
+    ax.axhspan(*DAMPING_RANGE["in leaf"], color="tab:green", alpha=alpha,
+               label="published, in leaf")
+    ax.axhspan(*DAMPING_RANGE["leafless"], color="tab:brown", alpha=alpha,
+               label="published, leafless")
+
+
 def plot_damping(points):
     fig, ax = plt.subplots(figsize=(6, 4))
-    ax.axhspan(*DAMPING_RANGE["in leaf"], color="tab:green", alpha=0.12,
-               label="published, in leaf")
-    ax.axhspan(*DAMPING_RANGE["leafless"], color="tab:brown", alpha=0.12,
-               label="published, leafless")
+    published_ranges(ax, 0.12)
     for k, (name, height, leafless, zeta, energy) in enumerate(points):
         colour = "tab:brown" if leafless else "tab:green"
         ax.plot(k, zeta, "s" if leafless else "o", color=colour,
@@ -185,10 +190,7 @@ def plot_damping(points):
 
 def plot_damping_sizes(points):
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    ax.axhspan(*DAMPING_RANGE["in leaf"], color="tab:green", alpha=0.10,
-               label="published, in leaf")
-    ax.axhspan(*DAMPING_RANGE["leafless"], color="tab:brown", alpha=0.10,
-               label="published, leafless")
+    published_ranges(ax, 0.10)
     colours = iter(plt.rcParams["axes.prop_cycle"].by_key()["color"])
     for name, _, leafless, slenderness, _ in DAMPING_SIZES:
         rows = np.array([(h, z, e) for n, b, h, z, e in points if n == name and b == leafless])
@@ -208,26 +210,16 @@ def plot_damping_sizes(points):
 
 def main():
     if sys.argv[1:] == ["damping"]:
-        damping = damping_points()
-        plot_damping(damping)
-        sizes = damping_size_points()
-        plot_damping_sizes(sizes)
         points = json.loads((DOCS / "validation_points.json").read_text())
-        points["damping"] = damping
-        points["damping_sizes"] = sizes
-        (DOCS / "validation_points.json").write_text(json.dumps(points, indent=1))
-        return
-    measured = measured_points()
-    plot_measured(measured)
-    sway = sway_points()
-    plot_sway(sway)
-    damping = damping_points()
-    plot_damping(damping)
-    sizes = damping_size_points()
-    plot_damping_sizes(sizes)
-    (DOCS / "validation_points.json").write_text(json.dumps(
-        {"measured": measured, "sway": sway, "damping": damping, "damping_sizes": sizes},
-        indent=1))
+    else:
+        points = {"measured": measured_points(), "sway": sway_points()}
+        plot_measured(points["measured"])
+        plot_sway(points["sway"])
+    points["damping"] = damping_points()
+    plot_damping(points["damping"])
+    points["damping_sizes"] = damping_size_points()
+    plot_damping_sizes(points["damping_sizes"])
+    (DOCS / "validation_points.json").write_text(json.dumps(points, indent=1))
 
 
 if __name__ == "__main__":
