@@ -42,7 +42,6 @@ from typing import Any, Callable
 
 import numpy as np
 
-from treedyn_core.divergence import DivergenceGuard
 from treedyn_core.errors import SimulationDiverged, TreedynError
 
 from treedyn_core.stability import fastest_rate, rk4_substeps
@@ -383,9 +382,10 @@ class SimulationWorker(threading.Thread):
             if item is None:
                 return
             name, args = item
-            self._guard = None  # the loads may change: new bounds from the next step on
             try:
                 getattr(self, f"_do_{name}")(*args)
+                # The loads may have changed: the divergence check's bounds anew.
+                self._sim.loads_changed()
             except TreedynError as exc:
                 self._news.put(Event("notice", str(exc)))
             except Exception as exc:
@@ -398,19 +398,14 @@ class SimulationWorker(threading.Thread):
         """n steps; False (and the failure published) if the simulation failed."""
         start = time.perf_counter()
         try:
+            # The simulation checks its own bounds (`divergence`); a pull, whose force follows
+            # the cursor, makes them anew for the force in force at each step.
             if self._external_load is None:
-                if getattr(self, "_guard", None) is None:
-                    self._guard = DivergenceGuard(self._sim)
                 self._sim.step(n)
             else:
-                # A pull changes its force with the cursor: bounds from the force in force.
-                self._external_load.apply(self._sim)
-                self._guard = DivergenceGuard(self._sim)
-                for k in range(n):
-                    if k:
-                        self._external_load.apply(self._sim)
+                for _ in range(n):
+                    self._external_load.apply(self._sim)
                     self._sim.step(1)
-            self._guard.check()
         except SimulationDiverged as exc:
             self._fail(str(exc))
             return False

@@ -19,6 +19,7 @@ Only the app subcommand imports Qt; everything else stays headless.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import signal
 import sys
@@ -30,7 +31,7 @@ import numpy as np
 
 from . import __version__
 from .errors import SimulationDiverged, TreedynError
-from .schema import GENERATOR
+from .schema import GENERATOR, MAX_ANGLE_DEG
 
 EXIT_BAD_INPUT = 2
 EXIT_DIVERGED = 3
@@ -55,6 +56,23 @@ def _positive_float(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a number, got '{text}'") from None
     if not value > 0 or value != value or value == float("inf"):
         raise argparse.ArgumentTypeError(f"must be a finite number > 0, got '{text}'")
+    return value
+
+
+def _finite_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got '{text}'") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got '{text}'")
+    return value
+
+
+def _azimuth(text: str) -> float:
+    value = _finite_float(text)
+    if abs(value) > MAX_ANGLE_DEG:
+        raise argparse.ArgumentTypeError(f"must be within ±{MAX_ANGLE_DEG:g} deg, got '{text}'")
     return value
 
 
@@ -183,6 +201,7 @@ def _parsers() -> dict[str, argparse.ArgumentParser]:
     _preset_argument(modes)
     modes.add_argument("--count", type=_positive_int, default=10, metavar="K")
     modes.add_argument("--json", action="store_true")
+    _overrides_argument(modes)
 
     pull = _command(parsers, "pull", "The pulling test: a horizontal rope on the stem; static "
                     "deflection, stem-base inclination and base moment, and with --release the "
@@ -194,16 +213,18 @@ def _parsers() -> dict[str, argparse.ArgumentParser]:
     how.add_argument("--force", type=_positive_float, metavar="F", help="rope force, N")
     how.add_argument("--inclination", type=_positive_float, metavar="DEG",
                      help="pull until the stem base tilts by DEG degrees (default 0.25)")
-    pull.add_argument("--direction", type=float, default=0.0, metavar="DEG",
+    pull.add_argument("--direction", type=_azimuth, default=0.0, metavar="DEG",
                       help="azimuth of the pull, deg (0 = +x, 90 = +y)")
     pull.add_argument("--release", action="store_true", help="cut the rope and fit the sway")
     pull.add_argument("--json", action="store_true")
+    _overrides_argument(pull)
 
     expand = _command(parsers, "expand", "Write a preset as an explicit limb list with every "
                       "physical parameter the simulator uses (prestress baked in, prestress: "
                       "false).")
     _preset_argument(expand)
     expand.add_argument("out", metavar="OUT.yaml", help="output preset file")
+    _overrides_argument(expand)
 
     bench = _command(parsers, "bench", "Benchmarks: performance, accuracy, frames, study (Dask "
                      "throughput, overhead, scheduler memory).")
@@ -324,7 +345,7 @@ def _cmd_expand(args) -> int:
     from .expand import expand_preset
     from .preset import save_preset
 
-    preset = _load(args.preset)
+    preset = _load(args.preset, args.overrides)
     out = Path(args.out)
     if out.suffix not in (".yaml", ".yml"):
         raise TreedynError(f"expand: the output must be a .yaml file, got '{out}'")
@@ -337,7 +358,8 @@ def _cmd_expand(args) -> int:
 def _cmd_modes(args) -> int:
     from .modes import modes_command_output
 
-    _say(modes_command_output(_load(args.preset), args.count, args.json), deliverable=True)
+    _say(modes_command_output(_load(args.preset, args.overrides), args.count, args.json),
+         deliverable=True)
     return 0
 
 
@@ -347,9 +369,10 @@ def _cmd_pull(args) -> int:
     from .pull import format_json, format_text, pull
     from .simulation import Simulation
 
-    result = pull(Simulation(_load(args.preset)), args.height, args.force, args.inclination,
-                  args.direction, args.release)
-    print(json.dumps(format_json(result)) if args.json else format_text(result))
+    result = pull(Simulation(_load(args.preset, args.overrides)), args.height, args.force,
+                  args.inclination, args.direction, args.release)
+    _say(json.dumps(format_json(result), allow_nan=False) if args.json
+         else format_text(result), deliverable=True)
     return 0
 
 
@@ -533,6 +556,11 @@ def _main(argv: list[str] | None) -> int:
         return EXIT_TERMINATED
     except MemoryError:
         print("treedyn: error: out of memory", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except OSError as error:   # a name too long, a read-only or full disk, a closed pipe
+        from .output_file import os_error_text
+
+        print(f"treedyn: error: {os_error_text(error)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except Exception:
         if not _stopped_by:

@@ -44,40 +44,88 @@ from .wind import INTENSITY, SIGMA_V_RATIO, SIGMA_W_RATIO, SPEED, TARGET, Z_MIN
 
 # Factor on the drag's work bound for gusts in resonance with a sway mode (see above).
 WORK_MARGIN = 10.0
+# rad/s: no joint of a tree turns faster, whatever its energy (1,600 turns a second; the
+# fastest joints of every shipped preset in the 60 m/s storm reach 136 rad/s,
+# docs/hardening.md). The energy's bound on a twig's rate is looser (up to 1e7 rad/s).
+MAX_JOINT_RATE = 1.0e4
+# s of simulated time between two checks of a stepping simulation (once per frame of
+# `treedyn run`'s default 30 frames per second).
+CHECK_INTERVAL = 1.0 / 30.0
+
+
+class _TreeReach:
+    """What the bounds need of the tree alone (computed once per simulation): each limb's
+    reach from the root's base, m, the diameter of the ball it moves in, m, the highest
+    point it can reach, m, and its smallest principal inertia about its centre of mass,
+    kg m²."""
+
+    def __init__(self, tree):
+        n = tree.n
+        reach_base = np.zeros(n)
+        for i in range(1, n):  # breadth-first: parents first
+            p = tree.parent[i]
+            reach_base[i] = reach_base[p] + float(np.linalg.norm(tree.base_offset[i]))
+        self.reach_com = reach_base + np.linalg.norm(tree.com_offset, axis=1)
+        self.diameter = 2.0 * (reach_base + tree.length)
+        self.root = np.asarray(tree.base_offset[0], float)
+        self.top = self.root[2] + reach_base + tree.length
+        j_min = np.linalg.eigvalsh(0.5 * (tree.inertia_com
+                                          + tree.inertia_com.transpose(0, 2, 1)))[:, 0]
+        self.j_min = np.maximum(j_min, np.finfo(float).tiny)
+
+
+def tree_reach(sim) -> _TreeReach:
+    """The simulation's `_TreeReach`, made on first use."""
+    reach = getattr(sim, "_tree_reach", None)
+    if reach is None or reach.diameter.shape[0] != sim.tree.n:
+        reach = sim._tree_reach = _TreeReach(sim.tree)
+    return reach
 
 
 class DivergenceGuard:
     """The energy and joint-rate bounds of a `Simulation` from now on, and their check.
 
-    Make a new guard when the loads change (wind settings, external forces, stiffness and
-    damping scales): the bounds hold for the loads in force when it was made.
+    `Simulation.step` makes one before the first step after any change of the loads (wind
+    settings, external forces and pulls, stiffness and damping scales, a reset) and checks
+    it at least every `CHECK_INTERVAL` of simulated time: every path that steps a simulation
+    (`treedyn run`, `study`, `render`, `pull`, the app) is checked by the same bounds.
     """
 
     def __init__(self, sim):
         self.sim = sim
-        tree = sim.tree
-        n = tree.n
-        # ρ: the reach of each limb's base from the root's base, along its ancestors.
-        reach_base = np.zeros(n)
-        for i in range(1, n):  # breadth-first: parents first
-            p = tree.parent[i]
-            reach_base[i] = reach_base[p] + float(np.linalg.norm(tree.base_offset[i]))
-        reach_com = reach_base + np.linalg.norm(tree.com_offset, axis=1)
-        diameter = 2.0 * (reach_base + tree.length)
+        reach = tree_reach(sim)
         g = np.asarray(sim.gravity, float)
-        root = np.asarray(tree.base_offset[0], float)
-        mass = tree.mass
-        gravity_floor = -float(mass.sum() * (g @ root)) - float(np.linalg.norm(g) * (mass @ reach_com))
-        kinetic, gravity, spring = sim.energies()
-        self.energy_max = float(kinetic + spring + gravity - gravity_floor
-                                + WORK_MARGIN * self._drag_work(diameter, root[2] + reach_base
-                                                                + tree.length)
-                                + float(np.linalg.norm(sim.ext_force, axis=1) @ diameter))
-        j_min = np.linalg.eigvalsh(0.5 * (tree.inertia_com + tree.inertia_com.transpose(0, 2, 1)))
-        spin_max = np.sqrt(2.0 * self.energy_max / np.maximum(j_min[:, 0], np.finfo(float).tiny))
+        mass = sim.tree.mass
+        # Gravity's energy above its lowest possible value, taken about the root's base
+        # (a tree standing 5e5 m up loses nothing to cancellation).
+        w = sim.workspace
+        com = w.base + np.einsum("nij,nj->ni", w.C_IF, sim.tree.com_offset)
+        above_floor = (-float(mass @ ((com - reach.root) @ g))
+                       + float(np.linalg.norm(g) * (mass @ reach.reach_com)))
+        kinetic, _, spring = sim.energies()
+        self.energy_max = float(kinetic + spring + max(above_floor, 0.0)
+                                + WORK_MARGIN * self._drag_work(reach.diameter, reach.top)
+                                + float(np.linalg.norm(sim.ext_force, axis=1) @ reach.diameter)
+                                + self._pull_work(reach.diameter))
+        spin_max = np.sqrt(2.0 * self.energy_max / reach.j_min)
         # A joint rate is the difference of the limb's and its parent's angular velocities.
-        self.rate_max = spin_max + np.where(tree.parent >= 0, spin_max[np.maximum(tree.parent, 0)],
-                                            0.0)
+        tree = sim.tree
+        self.rate_max = np.minimum(
+            spin_max + np.where(tree.parent >= 0, spin_max[np.maximum(tree.parent, 0)], 0.0),
+            MAX_JOINT_RATE)
+
+    def _pull_work(self, diameter: np.ndarray) -> float:
+        """J: the work a pull's spring can do, its force at the largest stretch the pulled
+        point can reach (its distance to the target plus the ball it moves in) over that
+        ball."""
+        pull = self.sim.pull
+        if pull.limb < 0:
+            return 0.0
+        limb = int(pull.limb)
+        w = self.sim.workspace
+        point = w.base[limb] + w.C_IF[limb] @ pull.offset
+        stretch = float(np.linalg.norm(point - pull.target)) + float(diameter[limb])
+        return float(pull.stiffness) * stretch * float(diameter[limb])
 
     def _drag_work(self, diameter: np.ndarray, top: np.ndarray) -> float:
         """Σ F_i D_i, J: each limb's peak drag times the diameter of the ball it moves in."""

@@ -14,18 +14,22 @@ except ImportError:  # not on every platform
     resource = None
 
 
-def available_bytes() -> float:
-    """Bytes this process may still allocate: min(MemAvailable, RLIMIT_AS − in use), inf when
-    neither is known."""
-    limit = float("inf")
+def machine_available_bytes() -> float:
+    """Bytes the machine has available to new processes (MemAvailable), inf if unknown."""
     try:
         with open("/proc/meminfo", encoding="ascii") as stream:
             for line in stream:
                 if line.startswith("MemAvailable:"):
-                    limit = float(line.split()[1]) * 1024.0
-                    break
+                    return float(line.split()[1]) * 1024.0
     except OSError:
         pass
+    return float("inf")
+
+
+def available_bytes() -> float:
+    """Bytes this process may still allocate: min(MemAvailable, RLIMIT_AS − in use), inf when
+    neither is known."""
+    limit = machine_available_bytes()
     if resource is not None:
         soft, _ = resource.getrlimit(resource.RLIMIT_AS)
         if soft != resource.RLIM_INFINITY:
@@ -45,9 +49,10 @@ def _address_space_in_use() -> float:
     return 0.0
 
 
-def check_memory(needed: float, what: str, fix: str) -> None:
-    """Refuse (TreedynError, one line) work that needs `needed` bytes when less is available."""
-    available = available_bytes()
+def check_memory(needed: float, what: str, fix: str, other_processes: bool = False) -> None:
+    """Refuse (TreedynError, one line) work that needs `needed` bytes when less is available
+    (to this process; with `other_processes`, to new processes of the machine)."""
+    available = machine_available_bytes() if other_processes else available_bytes()
     if needed > available:
         raise TreedynError(f"{what} would need {needed / 2**30:.2f} GiB of memory, more than "
                            f"the {max(available, 0) / 2**30:.2f} GiB available; {fix}")

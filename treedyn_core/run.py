@@ -6,20 +6,16 @@ generator's order. Nothing here imports Qt or vispy.
 
 from __future__ import annotations
 
-import contextlib
-import errno
 import os
-import secrets
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from .divergence import DivergenceGuard
 from .errors import TreedynError
+from .output_file import check_writable, write_atomically
 from .resources import check_memory
 from .limb_mesh import foliage_form
 from .simulation import Simulation
@@ -110,8 +106,7 @@ def simulate(sim: Simulation, duration: float, every: int | None = None,
             out[key] = np.empty((frames, 3))
         top = sim.crown_top()
     bar = Progress(steps) if progress else None
-    guard = DivergenceGuard(sim)
-    stepper = _ChunkedSteps(sim, guard)
+    stepper = _ChunkedSteps(sim)
     start = time.perf_counter()
     for frame in range(frames):
         if frame > 0:
@@ -152,13 +147,12 @@ def simulate(sim: Simulation, duration: float, every: int | None = None,
 
 
 class _ChunkedSteps:
-    """`sim.step(n)` in compiled calls of about `CHUNK_SECONDS` of wall time each, the state
-    checked by `guard` after each: a long frame (a tiny dt, a large --every) still answers
-    Ctrl-C within a chunk, and a runaway is stopped within one."""
+    """`sim.step(n)` in compiled calls of about `CHUNK_SECONDS` of wall time each: a long
+    frame (a tiny dt, a large --every) still answers Ctrl-C within a chunk, and a runaway
+    is stopped by the simulation's divergence check within one."""
 
-    def __init__(self, sim: Simulation, guard: DivergenceGuard):
+    def __init__(self, sim: Simulation):
         self.sim = sim
-        self.guard = guard
         self.chunk = 1  # steps per call; sized on the time the calls take
 
     def step(self, n: int) -> None:
@@ -166,7 +160,6 @@ class _ChunkedSteps:
             k = min(n, self.chunk)
             start = time.perf_counter()
             self.sim.step(k)
-            self.guard.check()
             n -= k
             elapsed = time.perf_counter() - start
             per_step = elapsed / k
@@ -180,54 +173,17 @@ def _preset_parents(tree) -> np.ndarray:
 
 
 def write_npz(arrays: dict[str, np.ndarray], path: str | os.PathLike) -> None:
-    """Write the arrays to `path` atomically (a temporary file in the same folder, renamed)."""
+    """Write the arrays to `path` atomically (`output_file.write_atomically`)."""
     path = Path(path)
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
         raise TreedynError(f"cannot write {path}: folder {folder} does not exist")
-    temporary = None
-    try:
-        handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
-        with os.fdopen(handle, "wb") as stream:
+
+    def write(name: str) -> None:
+        with open(name, "wb") as stream:
             np.savez(stream, **arrays)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.chmod(temporary, 0o666 & ~_umask())  # as open() would make it, not mkstemp's 0600
-        os.replace(temporary, path)
-    except BaseException as error:
-        if temporary is not None:
-            Path(temporary).unlink(missing_ok=True)
-        if isinstance(error, OSError):
-            raise TreedynError(f"cannot write {path}: {error.strerror or error}") from None
-        raise
 
-
-def check_writable(path: str | os.PathLike) -> None:
-    """Refuse, before a long run, an output that could not be written: a probe file, named
-    as the write's temporary file would be, is made in its folder and removed."""
-    path = Path(path)
-    folder = path.parent if str(path.parent) else Path(".")
-    if not folder.is_dir():
-        raise TreedynError(f"cannot write {path}: folder {folder} does not exist")
-    # Named before it is made, so that a signal's exception (SIGTERM, Ctrl-C) raised right
-    # after the open still finds it to remove; mkstemp returns the name only once it exists.
-    probe = folder / f".{path.name}.{secrets.token_hex(4)}.tmp"
-    ours = True
-    try:
-        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-    except OSError as error:
-        ours = error.errno != errno.EEXIST   # someone else's file of that name: leave it
-        raise TreedynError(f"cannot write {path}: {error.strerror or error}") from None
-    finally:
-        if ours:
-            with contextlib.suppress(OSError):   # never made (a name too long, no room)
-                probe.unlink()
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+    write_atomically(path, write)
 
 
 class Progress:

@@ -72,6 +72,19 @@ MAX_GRAVITY = 1000.0         # m/s² per component
 MAX_WIND_SPEED = 60.0        # m/s
 MIN_DT = 1e-9                # s
 DIRECTION_LIMIT = 1e100      # per component; the length must also be ≥ 1e-100 (see preset.py)
+MAX_ANGLE_DEG = 360.0        # deg, a rotation vector's component, an azimuth: a whole turn
+# An initial perturbation: a joint bent by at most a quarter turn per axis (the rotation's
+# angle stays below 156°, short of the half turn where the spring's potential wraps), turning
+# at most 100 rad/s (the fastest joints of every shipped preset in a 60 m/s storm reach
+# 136 rad/s over 10 s, docs/hardening.md).
+MAX_INITIAL_ROTATION_DEG = 90.0
+MAX_INITIAL_RATE = 100.0     # rad/s
+# The mean wind the profile gives at the highest point a tree can reach: the format's
+# 60 m/s cap holds at wind.reference_height, and a power law may give more above it (the
+# giant's crown, 36 m up, sees 72 m/s at the cap); at most 100 m/s, below the highest
+# gust measured at the surface (113 m/s, Barrow Island 1996).
+MAX_PROFILE_SPEED = 100.0    # m/s
+MAX_WORKERS = 256            # local worker processes of a study
 
 LIMB: dict[str, Field] = {
     "name": Field("str", REQUIRED, "unique name of the limb", required=True),
@@ -85,11 +98,12 @@ LIMB: dict[str, Field] = {
                        min=-DIRECTION_LIMIT, max=DIRECTION_LIMIT, nonzero=True),
     "rest_rotation_deg": Field("vec3", [0.0, 0.0, 0.0], "rotation vector of the rest frame "
                                "relative to the parent's rest frame (root: to the inertial "
-                               "frame): the tree's shape at rest", "deg"),
+                               "frame): the tree's shape at rest", "deg", min=-MAX_ANGLE_DEG,
+                               max=MAX_ANGLE_DEG),
     "spring_rest_rotation_deg": Field("vec3", None, "rotation vector where the spring exerts no "
                                       "torque (same convention); null: = rest_rotation_deg, or "
                                       "computed when simulation.prestress is true", "deg",
-                                      nullable=True),
+                                      min=-MAX_ANGLE_DEG, max=MAX_ANGLE_DEG, nullable=True),
     "attach": Field("float", 1.0, "fraction along the parent's axis where the base sits "
                     "(1 = tip)", min=0.0, max=1.0),
     "mass": Field("float", None, "mass; null: solid cylinder of material.density", "kg",
@@ -127,7 +141,7 @@ GENERATOR: dict[str, Any] = {
     "branch_angle_deg": Field("float", 40.0, "angle between a branch and its parent's axis",
                               "deg", min=0.0, max=180.0),
     "azimuth_step_deg": Field("float", 137.5, "azimuth between successive branches "
-                              "(phyllotaxis)", "deg"),
+                              "(phyllotaxis)", "deg", min=-MAX_ANGLE_DEG, max=MAX_ANGLE_DEG),
     "length_ratio": Field("float_or_list", 0.7, "branch length over parent branch length "
                           "(a number, or a list per level)", min=0.01, max=2.0),
     "radius_exponent": Field("float", 2.0, "da Vinci exponent e: r_parent^e = sum r_child^e",
@@ -199,8 +213,9 @@ MATERIAL: dict[str, Field] = {
                      max=MAX_DENSITY),
     "youngs_modulus": Field("float", 1.0e10, "Young's modulus E_Y", "Pa", min=0.0, min_open=True,
                             max=MAX_YOUNGS_MODULUS),
-    "poisson_ratio": Field("float", 0.3, "Poisson's ratio ν (G = E_Y / (2(1 + ν)))", min=-1.0,
-                           min_open=True, max=0.5),
+    "poisson_ratio": Field("float", 0.3, "Poisson's ratio ν (G = E_Y / (2(1 + ν))); wood's "
+                           "are 0.02–0.5 (Wood Handbook 2010, table 5-2), never "
+                           "negative: G ≤ E_Y / 2", min=0.0, max=0.5),
     "damping_ratio": Field("float", 0.05, "ζ per joint axis: c_i = 2ζ·sqrt(k_i·J_ii)", min=0.0,
                            max=10.0),
     "damping_model": Field("enum", "joint", "joint: each joint gets damping_ratio with its "
@@ -216,9 +231,10 @@ MATERIAL: dict[str, Field] = {
 INITIAL_STATE_ENTRY: dict[str, Field] = {
     "limb": Field("str", REQUIRED, "name of the limb", required=True),
     "rotation_deg": Field("vec3", [0.0, 0.0, 0.0], "rotation relative to the (prestressed) rest "
-                          "pose, limb axes", "deg"),
+                          "pose, limb axes (at most a quarter turn per axis)", "deg",
+                          min=-MAX_INITIAL_ROTATION_DEG, max=MAX_INITIAL_ROTATION_DEG),
     "angular_velocity": Field("vec3", [0.0, 0.0, 0.0], "joint rate relative to the parent, limb "
-                              "axes", "rad/s"),
+                              "axes", "rad/s", min=-MAX_INITIAL_RATE, max=MAX_INITIAL_RATE),
 }
 
 SIMULATION: dict[str, Field] = {
@@ -247,7 +263,8 @@ WIND: dict[str, Field] = {
                    "shipped preset at turbulence 1.0; see docs/hardening.md)", "m/s",
                    min=0.0,
                    max=MAX_WIND_SPEED),
-    "direction_deg": Field("float", 0.0, "azimuth the wind blows toward (0 = +x, 90 = +y)", "deg"),
+    "direction_deg": Field("float", 0.0, "azimuth the wind blows toward (0 = +x, 90 = +y)", "deg",
+                           min=-MAX_ANGLE_DEG, max=MAX_ANGLE_DEG),
     "reference_height": Field("float", 10.0, "height z_ref of the reference speed", "m", min=0.0,
                               min_open=True, max=MAX_LENGTH),
     "profile_exponent": Field("float", 0.14, "power-law exponent α of U(z)", min=0.0, max=1.0),

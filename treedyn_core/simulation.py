@@ -22,6 +22,7 @@ from .aero import Air, drag_loads, midpoints
 from .articulated import (ArticulatedModel, Workspace, forward_kinematics, limb_tips,
                           mechanical_energy)
 from .compile_notice import announce_if_slow
+from .divergence import CHECK_INTERVAL, DivergenceGuard, tree_reach
 from .dynamics import ArticulatedSystem, Pull, supports_newton_about
 from .equilibrium import mean_wind_equilibrium, start_of
 from .easing import UPDATE_INTERVAL, SliderEases
@@ -35,7 +36,8 @@ from .seed_equilibrium import seed_mean_wind_equilibrium
 from .seed_model import SeedDynamics, SeedSystem, seed_prestressed_spring_rotations
 from .stability import RK4_STABILITY, SAFETY, fastest_rate
 from .model import Model
-from .wind import DIRECTION, INTENSITY, SPEED, TARGET, WindField
+from .schema import MAX_PROFILE_SPEED
+from .wind import DIRECTION, INTENSITY, SPEED, TARGET, Z_MIN, WindField
 
 INTEGRATORS = ("implicit", "galpha", "rk4", "dop853")
 MODELS = ("articulated", "seed")
@@ -123,6 +125,7 @@ class Simulation:
         self.ext_torque = np.zeros((n, 3))
         self.pull = Pull.none()   # a point pulled by a spring-damper (`set_pull`)
         self.wind = WindField(self.data["wind"])
+        self._check_profile(self.wind.state[SPEED + TARGET])
         self.state = State(np.zeros((n, 4)), np.zeros((n, 3)), 0.0, self.wind.state)
         self._workspace = Workspace.zeros(n)
         self._stale = False
@@ -132,6 +135,8 @@ class Simulation:
         self.eases = SliderEases(tree)   # slider changes in progress (`easing`)
         self._entries: dict = {}   # compiled stepper → its entry point for our records (`_call`)
         self._seed = SeedDynamics(tree, self.inertia_base) if self.model == "seed" else None
+        self._guard: DivergenceGuard | None = None   # the bounds of the loads in force
+        self._checked_at = 0.0   # s, simulated time of the last check of the bounds
         # Whether the steps compute aerodynamic loads: the model's drag (no drag is "wind off"
         # in the sense of docs/design.md §3); the benchmarks switch it off to time the rest.
         self.aerodynamics = self.static_model.has_drag
@@ -273,6 +278,7 @@ class Simulation:
         self.ext_force[:] = 0.0
         self.ext_torque[:] = 0.0
         self.pull = Pull.none()
+        self._guard = None
         self._kinematics()
 
     def _prestress(self, stiffness_scale: float) -> None:
@@ -309,9 +315,28 @@ class Simulation:
             return rest
 
     def step(self, n: int = 1) -> None:
-        """Advance n steps of dt with the integrator in force; raises SimulationDiverged (state
-        left at the last finite step) if a joint rate becomes non-finite. While a stiffness or
-        damping change eases in (`easing`), its values are updated every `UPDATE_INTERVAL`."""
+        """Advance n steps of dt with the integrator in force; raises SimulationDiverged if a
+        joint rate becomes non-finite (state left at the last finite step) or the state leaves
+        the physical bounds of the loads in force (`divergence.DivergenceGuard`, checked at
+        the end of the call when `divergence.CHECK_INTERVAL` of simulated time has passed
+        since the last check). While a stiffness or damping change eases in (`easing`), its
+        values are updated every `UPDATE_INTERVAL`."""
+        if self._guard is None:   # bounds for the loads in force, from the state before
+            self._guard = DivergenceGuard(self)
+        if not self.time >= self._checked_at:   # a reset, a restored state
+            self._checked_at = self.time
+        guard = self._guard
+        self._step_eased(n)
+        if self.time - self._checked_at >= CHECK_INTERVAL:
+            self._checked_at = self.time
+            guard.check()
+
+    def loads_changed(self) -> None:
+        """Say that the loads changed (external forces set in place, a model switch): the
+        bounds of the divergence check are made anew before the next step."""
+        self._guard = None
+
+    def _step_eased(self, n: int) -> None:
         while n > 0 and self._apply_eases():
             chunk = min(n, max(1, int(round(UPDATE_INTERVAL / self.dt))))
             self._step_warm(chunk)
@@ -338,6 +363,7 @@ class Simulation:
             self.step(1)
         finally:
             self.state.assign(saved)
+            self._guard = None
             self._kinematics()
 
     def _step(self, n: int) -> None:
@@ -405,8 +431,10 @@ class Simulation:
 
     def state_changed(self) -> None:
         """Say that q or v were changed in place: the outputs recompute the poses and
-        velocities when next read."""
+        velocities when next read, and the divergence check's bounds are made anew from the
+        new state before the next step."""
         self._stale = True
+        self._guard = None
 
     def _kinematics(self) -> None:
         self._stale = False
@@ -426,6 +454,7 @@ class Simulation:
         q, v, self.time, wind, self.spring_C_rel = state
         self.eases.clear()
         self.q[:], self.v[:], self.wind.state[:] = q, v, wind
+        self._guard = None
         self._kinematics()
 
     def take_over(self, other: "Simulation") -> None:
@@ -481,6 +510,7 @@ class Simulation:
         self._spring_errors(theta)
         self.eases.ease_stiffness(theta, self.stiffness_scale, value, self.time)
         self.stiffness_scale = value
+        self._guard = None
         self._apply_eases()
 
     def set_damping_scale(self, value: float) -> None:
@@ -490,6 +520,7 @@ class Simulation:
             raise TreedynError(f"damping scale must be ≥ 0, got {value}")
         if float(value) != self.damping_scale:
             self.eases.ease_damping(value, self.time, self.damping_scale)
+            self._guard = None
         self.damping_scale = float(value)
 
     @property
@@ -546,15 +577,35 @@ class Simulation:
 
     def set_wind_speed(self, speed: float) -> None:
         """Mean wind speed at the reference height, m/s (≥ 0), ramped over 1 s."""
+        self._check_profile(speed)
         self.wind.set_speed(speed)
+        self._guard = None
 
     def set_wind_direction(self, degrees: float) -> None:
         """Azimuth the wind blows toward, deg (0 = +x, 90 = +y), ramped over 1 s."""
         self.wind.set_direction(degrees)
+        self._guard = None
 
     def set_turbulence_intensity(self, intensity: float) -> None:
         """Turbulence intensity σ_u / U, 0..1, ramped over 1 s."""
         self.wind.set_intensity(intensity)
+        self._guard = None
+
+    def _check_profile(self, speed: float) -> None:
+        """Refuse a mean wind above `schema.MAX_PROFILE_SPEED` at the highest point the tree
+        can reach (its limbs straightened up), whatever the profile's parameters."""
+        field = self.wind
+        top = float(tree_reach(self).top.max())
+        with np.errstate(all="ignore"):
+            mean = float(speed) * (max(top, Z_MIN) / field.reference_height
+                                   ) ** field.profile_exponent
+        if not mean <= MAX_PROFILE_SPEED:
+            raise TreedynError(
+                f"wind.speed {float(speed):g} m/s at wind.reference_height "
+                f"{field.reference_height:g} m gives a mean wind of {mean:.4g} m/s at "
+                f"{top:.3g} m, the highest point the tree can reach, above the "
+                f"{MAX_PROFILE_SPEED:g} m/s allowed anywhere on a tree: lower wind.speed or "
+                f"wind.profile_exponent, or raise wind.reference_height")
 
     @property
     def wind_speed(self) -> float:
@@ -579,12 +630,14 @@ class Simulation:
             raise TreedynError("the seed model takes external loads only (set_external_loads)")
         self.pull = Pull(int(limb), np.array(offset, dtype=np.float64),
                          np.array(target, dtype=np.float64), float(stiffness), float(damping))
+        self._guard = None
 
     def set_external_loads(self, force: np.ndarray, torque: np.ndarray | None = None) -> None:
         """External force (N, 3) N at each limb's base and torque (N, 3) N m, inertial axes,
         breadth-first order; held until changed."""
         self.ext_force[:] = force
         self.ext_torque[:] = 0.0 if torque is None else torque
+        self._guard = None
 
     # -- outputs ---------------------------------------------------------------------------------
 

@@ -23,6 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, TextIO
 
+from .errors import TreedynError
+from .resources import check_memory
+from .schema import MAX_WORKERS
 from .study_file import Study, run_key
 from .study_results import ResultsFolder
 from .study_run import TREE_OUTPUTS, OUTPUTS, RunSpec, run_row
@@ -30,6 +33,7 @@ from .study_run import TREE_OUTPUTS, OUTPUTS, RunSpec, run_row
 BATCH_ROWS = 64          # rows per Parquet part at most
 FLUSH_SECONDS = 20.0     # a part at least this often while rows arrive, s
 IN_FLIGHT_PER_WORKER = 4  # tasks queued per worker: keeps workers busy, scheduler memory flat
+WORKER_BYTES = 400e6     # a worker process with numba, scipy and a run loaded (~300 MB here)
 
 
 @dataclass
@@ -74,8 +78,28 @@ def run_study(study: Study, out: str | os.PathLike, *, workers: int | None = Non
     KeyboardInterrupt writes the rows received so far, cancels the rest, and propagates.
     """
     start = time.perf_counter()
+    _check_workers(workers)
     folder = ResultsFolder(out, study)
     done = folder.open()
+    try:
+        return _run(study, folder, done, out, workers, scheduler, client, stream, on_row, start)
+    finally:
+        folder.close()
+
+
+def _check_workers(workers: int | None) -> None:
+    """Refuse, before any folder or process exists, more local workers than `MAX_WORKERS`
+    or than the memory available holds (`WORKER_BYTES` each)."""
+    if workers is None:
+        return
+    if not 1 <= workers <= MAX_WORKERS:
+        raise TreedynError(f"--workers must be 1 … {MAX_WORKERS}, got {workers}")
+    check_memory(workers * WORKER_BYTES, f"{workers} worker processes",
+                 "give fewer --workers", other_processes=True)
+
+
+def _run(study, folder, done, out, workers, scheduler, client, stream, on_row, start):
+    """`run_study` once its folder is held."""
     series_dir = Path(out) / "series" if study.series else None
     if series_dir:
         series_dir.mkdir(exist_ok=True)

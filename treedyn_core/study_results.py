@@ -8,9 +8,10 @@ study's axes and the preset schema's kinds, so parts concatenate.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
-import tempfile
+import socket
 import time
 from pathlib import Path
 
@@ -18,11 +19,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .errors import TreedynError
+from .output_file import remove_stale_temporaries, write_atomically, write_bytes_atomically
 from .study_file import Study, field_of
 from .study_run import OUTPUTS, TREE_OUTPUTS
 
 RESULTS = "results.parquet"
 MANIFEST = "study.json"
+LOCK = ".lock"   # held (flock) by the study writing to the folder; names its process
 _KIND_TYPES = {"float": pa.float64(), "int": pa.int64(), "bool": pa.bool_(), "str": pa.string(),
                "enum": pa.string()}
 
@@ -50,34 +53,85 @@ class ResultsFolder:
         self.study = study
         self.schema = results_schema(study)
         self._parts = 0
+        self._lock = None   # the open lock file while this process holds the folder
 
     def open(self) -> set[str]:
-        """Create the folder (or check that it holds this study) and return the run keys
-        already written."""
+        """Create the folder (or check that it holds this study), hold its lock for as long
+        as this process runs (a second study on it is refused, naming the holder), and return
+        the run keys already written."""
         manifest = self.folder / MANIFEST
         mine = {"study": self.study.name, "fingerprint": self.study.fingerprint(),
                 "axes": self.study.axes}
         if self.folder.exists() and not self.folder.is_dir():
             raise TreedynError(f"--out {self.folder}: is a file, not a folder")
+        made = not self.folder.exists()
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            self._hold_lock()
+        except BaseException:
+            if made:   # nothing of ours left behind
+                (self.folder / LOCK).unlink(missing_ok=True)
+                self.folder.rmdir()
+            raise
         if manifest.is_file():
-            theirs = json.loads(manifest.read_text())
+            try:
+                theirs = json.loads(manifest.read_text())
+            except (ValueError, UnicodeDecodeError):
+                raise TreedynError(f"{manifest}: not a study's manifest (unreadable JSON); "
+                                   f"choose another --out") from None
             if theirs != mine:
+                name = theirs.get("study") if isinstance(theirs, dict) else None
                 raise TreedynError(f"{self.folder} holds the results of another study "
-                                   f"('{theirs.get('study')}', other preset, overrides, "
+                                   f"('{name}', other preset, overrides, "
                                    f"duration, dt or axes); choose another --out")
-        elif self.folder.is_dir() and any(self.folder.iterdir()):
+        elif any(entry.name != LOCK for entry in self.folder.iterdir()):
             raise TreedynError(f"--out {self.folder}: the folder exists and holds no study")
         self.dataset.mkdir(parents=True, exist_ok=True)
         if not manifest.is_file():
-            _write_atomic(manifest, json.dumps(mine, indent=1).encode())
+            write_bytes_atomically(manifest, json.dumps(mine, indent=1).encode())
+        remove_stale_temporaries(self.dataset)
         return self.written_keys()
 
+    def _hold_lock(self) -> None:
+        """Take the folder's lock (flock, released when this process ends) or raise
+        TreedynError naming the study that holds it."""
+        path = self.folder / LOCK
+        stream = open(path, "a+", encoding="utf-8")
+        try:
+            fcntl.flock(stream.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            stream.seek(0)
+            holder = stream.read(200).strip() or "another process"
+            stream.close()
+            raise TreedynError(f"--out {self.folder} is in use by another treedyn study "
+                               f"({holder}); wait for it to end or choose another --out"
+                               ) from None
+        stream.seek(0)
+        stream.truncate()
+        stream.write(f"pid {os.getpid()} on {socket.gethostname()}, since "
+                     f"{time.strftime('%Y-%m-%d %H:%M:%S')}")
+        stream.flush()
+        self._lock = stream
+
+    def close(self) -> None:
+        """Let go of the folder's lock."""
+        if self._lock is not None:
+            self._lock.close()
+            self._lock = None
+
     def written_keys(self) -> set[str]:
-        """The run keys of every row in the dataset's parts."""
-        if not any(self.dataset.glob("part-*.parquet")):
-            return set()
-        table = pq.read_table(self.dataset, columns=["run_key"])
-        return set(table.column("run_key").to_pylist())
+        """The run keys of every row in the dataset's parts; TreedynError (one line) for a
+        part that is not one of this study's."""
+        keys: set[str] = set()
+        for part in sorted(self.dataset.glob("part-*.parquet")):
+            try:
+                table = pq.read_table(part, columns=["run_key"])
+                keys.update(table.column("run_key").to_pylist())
+            except (pa.ArrowException, OSError, KeyError) as error:
+                raise TreedynError(f"{part}: not a part of this study's results "
+                                   f"({str(error).splitlines()[0][:120]}); move it away or "
+                                   f"choose another --out") from None
+        return keys
 
     def write(self, rows: list[dict]) -> None:
         """Write `rows` as one new part, atomically."""
@@ -88,16 +142,7 @@ class ResultsFolder:
         table = pa.table(columns, schema=self.schema)
         self._parts += 1
         name = f"part-{time.time_ns():020d}-{os.getpid()}-{self._parts:05d}.parquet"
-        handle, temporary = tempfile.mkstemp(dir=self.dataset, prefix=f".{name}.", suffix=".tmp")
-        os.close(handle)
-        try:
-            pq.write_table(table, temporary)
-            with open(temporary, "rb+") as stream:
-                os.fsync(stream.fileno())
-            os.replace(temporary, self.dataset / name)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
+        write_atomically(self.dataset / name, lambda temporary: pq.write_table(table, temporary))
 
 
 def read_results(folder: str | os.PathLike) -> pa.Table:
@@ -115,9 +160,3 @@ def _cell(value, kind: pa.DataType):
         return float(value)
     return value
 
-
-def _write_atomic(path: Path, blob: bytes) -> None:
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(handle, "wb") as stream:
-        stream.write(blob)
-    os.replace(temporary, path)
