@@ -63,6 +63,13 @@ SAMPLES_PER_PERIOD = 200
 # θ of the implicit θ-method during the release: its numerical damping, about (θ − ½)·ω·dt/2,
 # stays below 1e-4 of critical at the steps used.
 RELEASE_THETA = 0.51
+# The smallest release: the rope point moved by this fraction of the tree's height. Positions
+# are resolved to ~1e-16 of the height; below ~1e-12 the fitted damping is noise (NaN at a
+# 1e-9 N pull on young_oak), and 1e-9 keeps six digits of it.
+MIN_RELEASE_DEFLECTION = 1e-9
+# Steps a release may take (its dt is the preset's, or 1/SAMPLES_PER_PERIOD of the sway
+# period): a longer one is refused before it starts.
+MAX_RELEASE_STEPS = 2_000_000
 
 
 @dataclass
@@ -212,6 +219,12 @@ def pull(sim, height: float, force: float | None = None, inclination_deg: float 
     `direction_deg` (azimuth, 0 = +x). With `release`, also the free sway's frequency and
     damping ratio. Raises TreedynError (one line) for a height off the stem or a force that
     would break or uproot the tree."""
+    for name, value in (("height", height), ("force", force), ("inclination", inclination_deg),
+                        ("direction", direction_deg)):
+        if value is not None and not math.isfinite(value):
+            raise TreedynError(f"pull: --{name} must be a finite number, got {value}")
+    if force is not None and not force > 0:
+        raise TreedynError(f"pull: --force must be > 0 N, got {force:g}")
     statics = _unit_response(sim, height, direction_deg)
     tree = sim.tree
     per_newton = _base_inclination_deg(sim, statics, statics.epsilon)
@@ -238,6 +251,13 @@ def pull(sim, height: float, force: float | None = None, inclination_deg: float 
         base_moment_Nm=float(np.linalg.norm(statics.model.K_spring[0] @ epsilon[0])),
         max_stem_stress_Pa=stress)
     if release:
+        smallest = MIN_RELEASE_DEFLECTION * tree.height
+        if not abs(result.deflection_m) >= smallest:
+            raise TreedynError(
+                f"pull: a force of {force:.3g} N moves the rope point by "
+                f"{result.deflection_m:.3g} m, too little to fit a release on (at least "
+                f"{smallest:.3g} m, {MIN_RELEASE_DEFLECTION:g} of the tree's height): pull "
+                f"with at least {force * smallest / max(abs(result.deflection_m), 1e-300):.3g} N")
         rope_work = result.force_N * result.deflection_m
         result.release = release_record(sim, statics, epsilon, rope_work)
         along = result.release.displacement @ statics.direction
@@ -282,19 +302,31 @@ def release_record(sim, statics: _Statics, epsilon: np.ndarray, rope_work: float
     released = Simulation.from_data(data, integrator="implicit")
     dt = released.dt
     steps = int(math.ceil(SIMULATED_CYCLES * period / dt))
+    if steps > MAX_RELEASE_STEPS:
+        raise TreedynError(f"pull: the release would take {steps:,} steps of {dt:g} s (the tree "
+                           f"sways at about {f_guess:.3g} Hz), more than {MAX_RELEASE_STEPS:,}: "
+                           f"raise simulation.dt or stiffen the tree")
     limb = statics.limb
     s = (np.linalg.norm(statics.point - statics.config.base[limb])
          / tree.length[limb])
     displacement = np.empty((steps + 1, 3))
     energy = np.empty(steps + 1)
     released.warm_up()
+    # An overdamped tree creeps back without crossing its equilibrium: seen after two periods.
+    give_up = int(math.ceil(2.0 * period / dt))
     for k in range(steps + 1):
         if k:
             released.step(1)
         base, tip = released.base[limb], released.tip[limb]
         displacement[k] = base + s * (tip - base) - statics.point
         energy[k] = released.energy()
+        if k == give_up and not np.any(displacement[:k + 1] @ statics.direction < 0.0):
+            raise TreedynError(OVERDAMPED)
     return ReleaseRecord(dt, displacement, energy - energy[0] + 0.5 * rope_work)
+
+
+OVERDAMPED = ("pull: the released tree did not swing back through its equilibrium "
+              "(overdamped); no frequency to fit")
 
 
 def fit_decay(x: np.ndarray, dt: float) -> tuple[float, float]:
@@ -302,8 +334,7 @@ def fit_decay(x: np.ndarray, dt: float) -> tuple[float, float]:
     mean period between upward zero crossings, logarithmic decrement of the first peaks."""
     up = np.flatnonzero((x[:-1] < 0.0) & (x[1:] >= 0.0))
     if len(up) < 2:
-        raise TreedynError("pull: the released tree did not swing back through its equilibrium "
-                           "(overdamped); no frequency to fit")
+        raise TreedynError(OVERDAMPED)
     crossings = (up + x[up] / (x[up] - x[up + 1])) * dt
     cycles = min(len(crossings) - 1, FIT_CYCLES)
     frequency = cycles / (crossings[cycles] - crossings[0])
@@ -321,7 +352,10 @@ def fit_decay(x: np.ndarray, dt: float) -> tuple[float, float]:
             y1 = x[k]
         peaks.append(y1)
     n = min(len(peaks) - 1, FIT_CYCLES)
-    delta = math.log(peaks[0] / peaks[n]) / n if n >= 1 else float("nan")
+    delta = math.log(peaks[0] / peaks[n]) / n if n >= 1 and peaks[0] > 0 < peaks[n] else math.nan
+    if not (math.isfinite(delta) and math.isfinite(frequency)):
+        raise TreedynError("pull: the released sway holds too few clean cycles to fit a "
+                           "damping ratio")
     return float(frequency), float(delta / math.sqrt(4.0 * math.pi ** 2 + delta ** 2))
 
 
@@ -356,9 +390,13 @@ def format_text(result: PullResult) -> str:
 
 
 def format_json(result: PullResult) -> dict:
-    return {"height_m": result.height_m, "force_N": result.force_N,
+    """The result as JSON-ready numbers (units in the names); a figure that is not finite is
+    null, never NaN (not JSON)."""
+    values = {"height_m": result.height_m, "force_N": result.force_N,
             "direction_deg": result.direction_deg, "deflection_m": result.deflection_m,
             "base_inclination_deg": result.base_inclination_deg,
             "base_moment_Nm": result.base_moment_Nm,
             "max_stem_stress_Pa": result.max_stem_stress_Pa,
             "frequency_hz": result.frequency_hz, "damping_ratio": result.damping_ratio}
+    return {key: value if value is None or math.isfinite(value) else None
+            for key, value in values.items()}
