@@ -16,7 +16,9 @@ on Mesa's surfaceless platform: no X server, no Qt window, the same canvas and p
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -132,8 +134,9 @@ def film_frames(sim, job: VideoJob, path: str, duration: float) -> Iterator[int]
     """Simulate `sim` from its present state, writing each frame to the MP4 `path` (as it
     goes: the caller renames a temporary file); yields the number of frames written after
     each. Closing the generator early leaves an incomplete file."""
-    canvas = FilmCanvas(sim, job.size)
-    writer = open_writer(path, job)
+    with _signals_held():
+        canvas = FilmCanvas(sim, job.size)
+        writer = open_writer(path, job)
     try:
         for k in advance_to_frames(sim, duration, job.fps):
             writer.append_data(canvas.draw(sim.base, sim.tip))
@@ -143,26 +146,40 @@ def film_frames(sim, job: VideoJob, path: str, duration: float) -> Iterator[int]
         canvas.close()
 
 
+@contextlib.contextmanager
+def _signals_held():
+    """SIGINT and SIGTERM held back (blocked) in this thread while the block runs; one that
+    arrived meanwhile is delivered when it ends, to Python's handlers."""
+    held = {signal.SIGINT, signal.SIGTERM}
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
 def render_command(preset, duration: float, out: Path, size: tuple[int, int],
                    fps: float) -> str:
     """`treedyn render`: the film of `preset` written atomically to `out` (checked by the
     caller); returns the summary line."""
     import time
 
+    from treedyn_core.errors import TreedynError
     from treedyn_core.output_file import write_atomically
     from treedyn_core.run import Progress
     from treedyn_core.simulation import Simulation
 
     import vispy.app
 
-    if vispy.app.use_app().backend_name.lower() == "egl":
-        from .canvas import configure_vispy
+    with _signals_held():   # a Ctrl-C inside Qt's or EGL's start-up would abort the process
+        if vispy.app.use_app().backend_name.lower() == "egl":
+            from .canvas import configure_vispy
 
-        configure_vispy()
-    else:
-        from .main_window import app_instance
+            configure_vispy()
+        else:
+            from .main_window import app_instance
 
-        app_instance(["treedyn"])
+            app_instance(["treedyn"])
     sim = Simulation(preset)
     sim.warm_up()
     job = VideoJob(frame_count(duration, fps), fps, size)
@@ -170,8 +187,15 @@ def render_command(preset, duration: float, out: Path, size: tuple[int, int],
     start = time.perf_counter()
 
     def write(name: str) -> None:
-        for done in film_frames(sim, job, name, duration):
-            bar.update(done)
+        try:
+            for done in film_frames(sim, job, name, duration):
+                bar.update(done)
+        except (OSError, RuntimeError) as error:   # ffmpeg's own words: its last line
+            lines = [line for line in str(error).splitlines() if line.strip()]
+            reason = next((line for line in reversed(lines) if "rror" in line),
+                          lines[-1] if lines else type(error).__name__)
+            raise TreedynError(f"cannot write {out}: the encoder failed: "
+                               f"{reason.strip()[:200]}") from None
 
     write_atomically(out, write)
     bar.close()

@@ -39,6 +39,10 @@ EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
 MAX_DURATION = 1e9  # s, about 32 years of simulated time
 MIN_RTOL = 100 * np.finfo(float).eps  # scipy's dop853 raises smaller tolerances to this
+MAX_FPS = 1000.0   # frames per second of a film or an animation (a high-speed camera's)
+MIN_FPS = 1e-3     # one frame per 1000 s of simulated time
+MAX_FILM_FRAMES = 108_000   # a film of an hour at 30 frames per second
+MAX_REPEAT = 100   # passes of bench performance
 COMMANDS = ("run", "modes", "expand", "bench", "export", "render", "pull", "study")
 
 
@@ -76,6 +80,14 @@ def _azimuth(text: str) -> float:
     return value
 
 
+def _frame_rate(text: str) -> float:
+    value = _positive_float(text)
+    if not MIN_FPS <= value <= MAX_FPS:
+        raise argparse.ArgumentTypeError(f"must be {MIN_FPS:g} … {MAX_FPS:g} frames per "
+                                         f"second, got '{text}'")
+    return value
+
+
 def _duration(text: str) -> float:
     value = _positive_float(text)
     if value > MAX_DURATION:
@@ -90,6 +102,13 @@ def _positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number, got '{text}'") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be ≥ 1, got '{text}'")
+    return value
+
+
+def _repeat(text: str) -> int:
+    value = _positive_int(text)
+    if value > MAX_REPEAT:
+        raise argparse.ArgumentTypeError(f"must be ≤ {MAX_REPEAT}, got '{text}'")
     return value
 
 
@@ -180,8 +199,9 @@ def _parsers() -> dict[str, argparse.ArgumentParser]:
                       "up, metres).")
     export.add_argument("run", metavar="RUN.npz", help="an NPZ file written by treedyn run")
     export.add_argument("out", metavar="OUT.glb", help="output file")
-    export.add_argument("--fps", type=_positive_float, metavar="F", help="resample the "
-                        "animation at F frames per second (default: the run's own frames)")
+    export.add_argument("--fps", type=_frame_rate, metavar="F", help="resample the "
+                        f"animation at F frames per second, at most {MAX_FPS:g} (default: the "
+                        "run's own frames)")
 
     render = _command(parsers, "render", "Render the app's 3-D view of a simulation frame by "
                       "frame at simulated time to an H.264 MP4 film (needs a display: a "
@@ -192,8 +212,9 @@ def _parsers() -> dict[str, argparse.ArgumentParser]:
     render.add_argument("--out", required=True, metavar="OUT.mp4", help="output file")
     render.add_argument("--size", type=_frame_size, default=(1280, 720), metavar="WxH",
                         help="frame size in px, even numbers (default 1280x720)")
-    render.add_argument("--fps", type=_positive_float, default=30.0, metavar="F",
-                        help="frames per second of simulated time (default 30)")
+    render.add_argument("--fps", type=_frame_rate, default=30.0, metavar="F",
+                        help=f"frames per second of simulated time (default 30, at most "
+                        f"{MAX_FPS:g})")
     _overrides_argument(render)
 
     modes = _command(parsers, "modes", "Natural frequencies and mode shapes of the tree "
@@ -234,7 +255,7 @@ def _parsers() -> dict[str, argparse.ArgumentParser]:
     bench.add_argument("--sizes", type=_sizes, metavar="N,N,...", help="performance and frames: "
                        "tree sizes in limbs (defaults 10,100,1000,10000,30000,100000 and "
                        "100,1000,10000,30000)")
-    bench.add_argument("--repeat", type=_positive_int, default=1, metavar="K",
+    bench.add_argument("--repeat", type=_repeat, default=1, metavar="K",
                        help="performance: measure every size in K passes and give the medians "
                        "and the range of each time per step over them (default 1)")
 
@@ -326,9 +347,16 @@ def _cmd_render(args) -> int:
     from treedyn_app.main import display_problem  # no Qt imported yet
     from treedyn_app.render_video import check_size
 
+    from .frame_clock import frame_count
+
     from .output_file import check_output
 
     check_size(*args.size)
+    frames = args.duration * args.fps   # counted as a float: 1e300 s is no integer to make
+    if frames >= MAX_FILM_FRAMES or frame_count(args.duration, args.fps) > MAX_FILM_FRAMES:
+        raise TreedynError(f"render: {args.duration:g} s at {args.fps:g} frames per second is "
+                           f"{frames + 1:.4g} frames, more than {MAX_FILM_FRAMES:,} (an hour at 30 "
+                           f"frames per second): shorten --duration or lower --fps")
     out = check_output(args.out, (".mp4",), "--out")
     preset = _load(args.preset, args.overrides)
     if display_problem():

@@ -17,6 +17,8 @@ from __future__ import annotations
 import json
 import os
 import struct
+import zipfile
+import zlib
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterator
@@ -404,16 +406,94 @@ def write_glb(motion: Motion, path, fps: float | None = None) -> int:
 
 
 def load_motion(path) -> Motion:
-    """The Motion of a `treedyn run` NPZ file; TreedynError (one line) when it is not one."""
+    """The Motion of a `treedyn run` NPZ file; TreedynError (one line) when it is not one
+    (`check_motion`)."""
     path = Path(path)
-    if not path.is_file():
-        raise TreedynError(f"cannot read {path}: no such file")
     try:
+        if not path.is_file():
+            raise TreedynError(f"cannot read {path}: no such file")
         with np.load(path, allow_pickle=False) as arrays:
             missing = [key for key in REQUIRED_ARRAYS if key not in arrays.files]
             if missing:
                 raise TreedynError(f"{path} lacks {', '.join(missing)}: not a run of this "
                                    f"treedyn (write it again with treedyn run)")
-            return Motion.from_arrays(arrays)
-    except (OSError, ValueError) as error:
-        raise TreedynError(f"cannot read {path}: {error}") from None
+            motion = Motion.from_arrays(arrays)
+    except TreedynError:
+        raise
+    except (OSError, ValueError, EOFError, KeyError, TypeError, zipfile.BadZipFile,
+            zlib.error) as error:
+        reason = str(error).splitlines()[0][:160] if str(error) else type(error).__name__
+        raise TreedynError(f"cannot read {path}: not a whole NPZ file of treedyn run "
+                           f"({reason})") from None
+    problem = motion_problem(motion)
+    if problem:
+        raise TreedynError(f"{path}: {problem}: not a run of treedyn (write it again with "
+                           f"treedyn run)")
+    return motion
+
+
+# A limb's rotation matrix is orthonormal to this (a run's are to ~1e-15).
+ROTATION_TOLERANCE = 1e-6
+
+
+def motion_problem(motion: Motion) -> str | None:
+    """What makes `motion` unfit to export, in words (None: nothing): shapes that disagree,
+    values that are not finite, time that does not increase, a parent that is not a tree's,
+    a C_IF that is not a rotation, a radius ≤ 0, a colour outside 0…1."""
+    t, names, parent = motion.t, motion.names, motion.parent
+    if t.ndim != 1 or t.shape[0] < 2:
+        return f"t holds {t.size} times, an animation needs at least 2"
+    frames, limbs = t.shape[0], names.shape[0] if names.ndim == 1 else 0
+    if limbs < 1:
+        return "names is not a list of limbs"
+    shapes = {"parent": (parent, (limbs,)), "C_IF": (motion.C_IF, (frames, limbs, 3, 3)),
+              "base": (motion.base, (frames, limbs, 3)), "tip": (motion.tip, (frames, limbs, 3)),
+              "radius": (motion.radius, (limbs,)), "leaf_area": (motion.leaf_area, (limbs,))}
+    for key, (array, shape) in shapes.items():
+        if array.shape != shape:
+            return f"{key} has shape {array.shape}, expected {shape} ({frames} frames × {limbs} limbs)"
+        if not np.isfinite(array).all():
+            return f"{key} holds values that are not finite"
+    if not np.isfinite(t).all() or not (np.diff(t) > 0).all():
+        return "t is not finite and strictly increasing"
+    if (motion.radius <= 0).any() or (motion.leaf_area < 0).any():
+        return "a radius ≤ 0 m or a leaf area < 0 m²"
+    problem = _parent_problem(parent)
+    if problem:
+        return problem
+    C = motion.C_IF
+    error = np.abs(np.einsum("snji,snjk->snik", C, C) - np.eye(3)).max()
+    if not error <= ROTATION_TOLERANCE or not (np.linalg.det(C) > 0).all():
+        return "C_IF holds matrices that are not rotations"
+    for name, what in (("colour", "foliage_colour"), ("bark", "bark_colour")):
+        colour = np.asarray(getattr(motion.form, name), dtype=float)
+        if colour.shape != (3,) or not (np.isfinite(colour).all() and (colour >= 0).all()
+                                        and (colour <= 1).all()):
+            return f"{what} is not three numbers 0…1"
+    return None
+
+
+def _parent_problem(parent: np.ndarray) -> str | None:
+    """Whether `parent` ((N,) ints, −1 for a root) is a tree: one root, every index in
+    range, no limb its own ancestor."""
+    n = parent.shape[0]
+    if ((parent < -1) | (parent >= n)).any():
+        return "parent holds an index out of range"
+    if (parent == np.arange(n)).any():
+        return "a limb is its own parent"
+    if int((parent < 0).sum()) != 1:
+        return f"parent names {int((parent < 0).sum())} roots, a tree has 1"
+    depth = np.full(n, -1)
+    for i in range(n):   # walk up from each limb, memoised: O(N) in all
+        path = []
+        j = i
+        while j >= 0 and depth[j] < 0:
+            if len(path) > n:
+                return "parent holds a cycle"
+            path.append(j)
+            j = parent[j]
+        known = depth[j] if j >= 0 else -1
+        for k in reversed(path):
+            known += 1
+            depth[k] = known
+    return None

@@ -148,10 +148,14 @@ def load_study(path: str | Path) -> Study:
     if not grid and not draws:
         raise fail("", "no axes: give a grid, samples, or both")
 
-    sampled = _draw(draws, count, raw["samples"].get("seed", 0) if draws else 0)
-    total = math.prod(len(v) for v in grid.values()) * max(len(sampled), 1)
+    # Counted before anything is drawn or combined: the limit bounds the memory too.
+    points = math.prod(len(v) for v in grid.values())
+    total = points * (count if draws else 1)
     if total > MAX_RUNS:
-        raise fail("grid", f"{total:,} runs: more than {MAX_RUNS:,}")
+        where = "samples.count" if draws and count > MAX_RUNS // max(points, 1) else "grid"
+        raise fail(where, f"{total:,} runs ({points:,} grid points × "
+                          f"{count if draws else 1:,} samples): more than {MAX_RUNS:,}")
+    sampled = _draw(draws, count, raw["samples"].get("seed", 0) if draws else 0)
     combos = [dict(zip(grid, values)) for values in itertools.product(*grid.values())]
     runs = [{**combo, **draw} for combo in combos for draw in (sampled or [{}])]
     runs = list({run_key(run): run for run in reversed(runs)}.values())[::-1]  # once each
