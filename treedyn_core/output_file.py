@@ -63,11 +63,20 @@ def check_writable(path: str | os.PathLike) -> None:
         os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
     except OSError as error:
         ours = error.errno != errno.EEXIST   # someone else's file of that name: leave it
-        raise TreedynError(f"cannot write {path}: {error.strerror or error}") from None
+        if error.errno == errno.ENAMETOOLONG:
+            raise TreedynError(f"cannot write {_clipped(path)}: {error.strerror}") from None
+        raise TreedynError(f"cannot write {path}: folder {folder} is not writable "
+                           f"({error.strerror or error})") from None
     finally:
         if ours:
             with contextlib.suppress(OSError):   # never made (a name too long, no room)
                 probe.unlink()
+
+
+def _clipped(path: Path) -> str:
+    """A path shortened for a message: at most 80 characters of its name shown."""
+    text = str(path)
+    return text if len(text) <= 100 else f"{text[:60]}…{text[-20:]} ({len(text)} characters)"
 
 
 def _name_max(folder: Path) -> int:
