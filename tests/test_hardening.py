@@ -457,7 +457,7 @@ def test_result_to_a_full_device_fails_in_one_line(tmp_path):
     with open("/dev/full", "w") as full:
         process = start(["modes", "two_limbs"], tmp_path, stdout=full)
         process.before = set(os.listdir(tmp_path))
-        err = check_contract(process, tmp_path, 1)
+        err = check_contract(process, tmp_path, EXIT_BAD_INPUT)
     assert "cannot write to standard output" in err
 
 

@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from treedyn_core import preset as preset_module
-from treedyn_core import schema
+from treedyn_core import schema, species
 from treedyn_core.errors import PresetError, TreedynError
 from treedyn_core.preset import (
     HEADER,
@@ -838,6 +838,13 @@ def explicit_trees(draw, prestress: bool) -> tuple[dict, list[str]]:
     return {"limbs": limbs_}, names
 
 
+def _stem_keys_with_form(generator: dict) -> dict:
+    """A tapered stem's keys only with its stem_form (`species.STEM_KEYS`)."""
+    if generator.get("stem_form") is None:
+        generator = {k: v for k, v in generator.items() if k not in species.STEM_KEYS}
+    return generator
+
+
 @st.composite
 def raw_presets(draw) -> dict:
     """A random valid preset as read from YAML: random keys left out, random in-range values."""
@@ -856,7 +863,7 @@ def raw_presets(draw) -> dict:
         # The species keys depend on each other (a species needs its height and DBH within
         # its allometry): tests/test_species.py checks them.
         generator = table_values(schema.GENERATOR, skip=("species", "height", "dbh"))
-        raw["tree"] = {"generator": draw(st.one_of(st.none(), generator))}
+        raw["tree"] = {"generator": draw(st.one_of(st.none(), generator.map(_stem_keys_with_form)))}
         names = draw(st.lists(st.text(min_size=1, max_size=6), max_size=4))
     chosen = draw(st.lists(st.sampled_from(names), unique=True, max_size=3)) if names else []
     entries = [dict(draw(table_values(schema.INITIAL_STATE_ENTRY, skip=("limb",))), limb=name)

@@ -19,6 +19,7 @@ Only the app subcommand imports Qt; everything else stays headless.
 from __future__ import annotations
 
 import argparse
+import errno
 import math
 import os
 import signal
@@ -459,10 +460,12 @@ class _OutputLost(Exception):
 
 def _say(text: str, deliverable: bool) -> None:
     """Print `text` on stdout. A reader that closed the pipe (`| head`) ends the command
-    quietly; a stdout that cannot be written is one line on stderr, and a failure
-    (exit 1) only when the text was the command's result (`deliverable`), not the summary of
-    a file already written."""
+    quietly; a stdout that cannot be written (full, closed) is one line on stderr, and a
+    failure (exit 2, as for an output file that cannot be written) only when the text was
+    the command's result (`deliverable`), not the summary of a file already written."""
     try:
+        if sys.stdout is None:   # started with standard output closed (`>&-`)
+            raise OSError(errno.EBADF, "standard output is closed")
         print(text)
         sys.stdout.flush()
     except BrokenPipeError:
@@ -477,6 +480,8 @@ def _say(text: str, deliverable: bool) -> None:
 
 def _silence_stdout() -> None:
     """Point stdout at /dev/null so that the interpreter's final flush cannot fail again."""
+    if sys.stdout is None:
+        return
     try:
         null = os.open(os.devnull, os.O_WRONLY)
         os.dup2(null, sys.stdout.fileno())
@@ -573,9 +578,9 @@ def _main(argv: list[str] | None) -> int:
     except TreedynError as error:
         print(f"treedyn: error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except _OutputLost as error:
+    except _OutputLost as error:   # like an --out that cannot be written
         print(f"treedyn: error: cannot write to standard output: {error}", file=sys.stderr)
-        return 1
+        return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("treedyn: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED

@@ -189,8 +189,9 @@ GENERATOR: dict[str, Any] = {
                              "cylinder along the whole stem (with stem_form); null: none", "m",
                              min=0.0, max=20.0, nullable=True),
     "juvenile_modulus_ratio": Field("float", 1.0, "Young's modulus of the juvenile core over "
-                                    "material.youngs_modulus (with juvenile_radius)", min=0.0,
-                                    min_open=True, max=1.0),
+                                    "material.youngs_modulus (with juvenile_radius; at least "
+                                    "0.01: no wood's core is 100 times softer than its outer "
+                                    "wood)", min=0.01, max=1.0),
     "fork_height": Field("float", None, "height at which the stem divides into fork_leaders "
                          "leaders of equal share of its cross-section (with stem_form): the stem "
                          "joints above it have 1/fork_leaders of the single stem's stiffness; "

@@ -320,6 +320,7 @@ def apply(raw: dict, fail: Fail) -> dict:
         for key in ("height", "dbh"):
             if gen.get(key) is not None:
                 fail(f"{_KEY}.{key}", "needs tree.generator.species (the allometry it uses)")
+        _check_stem_keys(gen, fail)
         return raw
     if not isinstance(name, str) or name not in names():
         fail(f"{_KEY}.species", f"unknown species {name!r} (known: {', '.join(names())})")
@@ -340,11 +341,26 @@ def apply(raw: dict, fail: Fail) -> dict:
     out = dict(raw)
     out["tree"] = dict(tree)
     out["tree"]["generator"] = _fill(gen, derived["generator"])
+    _check_stem_keys(out["tree"]["generator"], fail)
     for section in ("material", "wind"):
         given = raw.get(section)
         if given is None or isinstance(given, dict):
             out[section] = _fill(given or {}, derived[section])
     return out
+
+
+# Keys of a tapered stem (`generator`): without stem_form they would be ignored.
+STEM_KEYS = ("juvenile_radius", "fork_height")
+
+
+def _check_stem_keys(gen: dict, fail: Fail) -> None:
+    """Refuse a tapered stem's key given to a generator whose stem is not tapered."""
+    if gen.get("stem_form") is not None:
+        return
+    for key in STEM_KEYS:
+        if gen.get(key) is not None:
+            fail(f"{_KEY}.{key}", "needs tree.generator.stem_form (a tapered stem) or a "
+                 "species, which gives one")
 
 
 def _drop(given: dict, derived: dict, path: str, keep) -> dict:
