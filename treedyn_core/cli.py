@@ -40,6 +40,9 @@ EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
 MAX_DURATION = 1e9  # s, about 32 years of simulated time
 MIN_RTOL = 100 * np.finfo(float).eps  # scipy's dop853 raises smaller tolerances to this
+# dop853's absolute tolerance, rad and rad/s: far below the float's resolution of a joint's
+# angle (~1e-16 rad); near the subnormal floor (5e-324) its step size collapses to zero.
+MIN_ATOL = 1e-30
 MAX_FPS = 1000.0   # frames per second of a film or an animation (a high-speed camera's)
 MIN_FPS = 1e-3     # one frame per 1000 s of simulated time
 MAX_FILM_FRAMES = 108_000   # a film of an hour at 30 frames per second
@@ -121,6 +124,13 @@ def _tolerance(text: str) -> float:
     return value
 
 
+def _absolute_tolerance(text: str) -> float:
+    value = _positive_float(text)
+    if value < MIN_ATOL:
+        raise argparse.ArgumentTypeError(f"must be ≥ {MIN_ATOL:g} (rad, rad/s), got '{text}'")
+    return value
+
+
 def _sizes(text: str) -> tuple[int, ...]:
     try:
         sizes = tuple(int(part) for part in text.split(","))
@@ -183,7 +193,7 @@ def _parsers() -> dict[str, argparse.ArgumentParser]:
     run.add_argument("--model", choices=("articulated", "seed"))
     run.add_argument("--rtol", type=_tolerance, metavar="R",
                      help="dop853 relative tolerance (default 1e-10)")
-    run.add_argument("--atol", type=_positive_float, metavar="A",
+    run.add_argument("--atol", type=_absolute_tolerance, metavar="A",
                      help="dop853 absolute tolerance (default 1e-10)")
     run.add_argument("--every", type=_positive_int, metavar="K",
                      help="save every K-th step (default: about 30 frames per simulated second)")
@@ -285,12 +295,13 @@ def _load(source: str, overrides: list[str] | None = None):
 
 
 def _cmd_run(args) -> int:
-    from .run import simulate, write_npz
+    from .output_file import write_together
+    from .run import npz_writer, simulate
     from .simulation import Simulation
 
     from . import warm_up
     from .preset import apply_overrides
-    from .run import check_writable
+    from .output_file import check_writable
 
     preset = _load(args.preset, args.overrides)
     if args.dt is not None:  # the preset's simulation.dt, given on the command line
@@ -315,15 +326,17 @@ def _cmd_run(args) -> int:
     warm_up.note_steps_warm(model, integrator)
     if sim.start_notice:   # after the run: an error the run ends with stays the one line
         print(f"treedyn: {sim.start_notice}", file=sys.stderr)
-    wrote = []
+    files, wrote = [], []
     if out is not None:
-        write_npz(result.arrays, out)
+        files.append((out, npz_writer(result.arrays)))
         wrote.append(str(out))
     if gltf is not None:
-        from .gltf_export import Motion, write_glb
+        from .gltf_export import Motion, build_glb
 
-        size = write_glb(Motion.from_arrays(result.arrays), gltf)
-        wrote.append(f"{gltf} ({size / 1e6:.1f} MB)")
+        glb = build_glb(Motion.from_arrays(result.arrays))
+        files.append((gltf, lambda name: Path(name).write_bytes(glb)))
+        wrote.append(f"{gltf} ({len(glb) / 1e6:.1f} MB)")
+    write_together(files)   # both files or neither
     _say(f"{result.summary()}; wrote {' and '.join(wrote)}", deliverable=False)
     return 0
 
@@ -331,12 +344,17 @@ def _cmd_run(args) -> int:
 def _cmd_export(args) -> int:
     import time
 
-    from .gltf_export import load_motion, write_glb
+    from .gltf_export import load_motion, raw_size, write_glb
+    from .resources import check_memory
     from .output_file import check_output
 
     out = check_output(args.out, (".glb",), "the output")
     start = time.perf_counter()
     motion = load_motion(args.run)
+    # The file is built in memory, with its samples resampled at --fps (a few copies of them).
+    check_memory(4.0 * raw_size(motion, args.fps), f"the animation of {args.run}"
+                 + (f" at {args.fps:g} frames per second" if args.fps else ""),
+                 "give a lower --fps")
     size = write_glb(motion, out, args.fps)
     print(f"wrote {out}: {len(motion.names)} limbs, {motion.t[-1] - motion.t[0]:.3f} s of motion "
           f"at {args.fps or (len(motion.t) - 1) / max(motion.t[-1] - motion.t[0], 1e-300):.4g} "

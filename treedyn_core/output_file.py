@@ -150,23 +150,37 @@ def write_atomically(path: str | os.PathLike, write: Callable[[str], None]) -> N
     """Call write(temporary_name) for a temporary file beside `path` (`temporary_beside`),
     sync it, then rename it to `path`; on any failure, or an interruption, remove it and
     leave `path` as it was. An OSError becomes a TreedynError (one line naming `path`)."""
-    path = Path(path)
-    temporary = None
+    write_together([(path, write)])
+
+
+def write_together(files: list[tuple[str | os.PathLike, Callable[[str], None]]]) -> None:
+    """`write_atomically` for several files at once: every file is written and synced to
+    its temporary file first, and only then are all renamed, so that a failure leaves none
+    of them (and every earlier file at their paths) as it was."""
+    temporaries: list[str] = []
+    path = None
     try:
-        temporary = temporary_beside(path)
-        write(temporary)
-        fd = os.open(temporary, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(temporary, path)
+        for path, write in files:
+            path = Path(path)
+            temporaries.append(temporary_beside(path))
+            write(temporaries[-1])
+            _sync(temporaries[-1])
+        for (path, _), temporary in zip(files, temporaries):
+            os.replace(temporary, path)
     except BaseException as error:
-        if temporary is not None:
+        for temporary in temporaries:
             Path(temporary).unlink(missing_ok=True)
         if isinstance(error, OSError):
             raise TreedynError(f"cannot write {path}: {error.strerror or error}") from None
         raise
+
+
+def _sync(name: str) -> None:
+    fd = os.open(name, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def write_bytes_atomically(path: str | os.PathLike, blob: bytes) -> None:

@@ -63,7 +63,7 @@ def default_every(dt: float) -> int:
 
 def simulate(sim: Simulation, duration: float, every: int | None = None,
              progress: bool = False, probe: bool = False) -> RunResult:
-    """Run `sim` for `duration` s, saving a frame every `every` steps (and at t = 0).
+    """Run `sim` for `duration` s, saving a frame every `every` steps, at t = 0 and at the end.
 
     With `probe`, also per frame: the wind velocity at the top of the crown (m/s), the total
     aerodynamic force (N) and the moment at the root joint (N m), inertial axes.
@@ -81,7 +81,9 @@ def simulate(sim: Simulation, duration: float, every: int | None = None,
     every = default_every(sim.dt) if every is None else every
     if every < 1:
         raise TreedynError(f"--every must be ≥ 1, got {every}")
-    frames = steps // every + 1
+    # A frame every `every` steps from t = 0, and one at the end when the steps do not
+    # divide: the run's last state is always saved (its time is the duration asked for).
+    frames = -(-steps // every) + 1
     size = frames * sim.tree.n * _BYTES_PER_LIMB_FRAME
     if size > OUTPUT_LIMIT and not explicit_every:
         raise TreedynError(
@@ -110,7 +112,7 @@ def simulate(sim: Simulation, duration: float, every: int | None = None,
     start = time.perf_counter()
     for frame in range(frames):
         if frame > 0:
-            stepper.step(every)
+            stepper.step(min(every, steps - (frame - 1) * every))
         kinetic, gravity, spring = sim.energies()
         out["t"][frame] = sim.time
         out["base"][frame] = sim.base
@@ -126,9 +128,6 @@ def simulate(sim: Simulation, duration: float, every: int | None = None,
             out["base_moment"][frame] = sim.root_moment()
         if bar:
             bar.update(frame * every)
-    remaining = steps - (frames - 1) * every
-    if remaining:
-        stepper.step(remaining)  # finish the requested duration; the last partial frame is not saved
     wall = time.perf_counter() - start
     if bar:
         bar.close()
@@ -172,18 +171,22 @@ def _preset_parents(tree) -> np.ndarray:
     return tree.to_preset_order(parent_preset)
 
 
+def npz_writer(arrays: dict[str, np.ndarray]):
+    """A writer of the arrays as an NPZ file for `output_file.write_atomically`."""
+    def write(name: str) -> None:
+        with open(name, "wb") as stream:
+            np.savez(stream, **arrays)
+
+    return write
+
+
 def write_npz(arrays: dict[str, np.ndarray], path: str | os.PathLike) -> None:
     """Write the arrays to `path` atomically (`output_file.write_atomically`)."""
     path = Path(path)
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
         raise TreedynError(f"cannot write {path}: folder {folder} does not exist")
-
-    def write(name: str) -> None:
-        with open(name, "wb") as stream:
-            np.savez(stream, **arrays)
-
-    write_atomically(path, write)
+    write_atomically(path, npz_writer(arrays))
 
 
 class Progress:
