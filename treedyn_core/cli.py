@@ -19,9 +19,12 @@ Only the app subcommand imports Qt; everything else stays headless.
 from __future__ import annotations
 
 import argparse
+import atexit
+import contextlib
 import errno
 import math
 import os
+import re
 import signal
 import sys
 import threading
@@ -146,8 +149,6 @@ def _sizes(text: str) -> tuple[int, ...]:
 
 
 def _frame_size(text: str) -> tuple[int, int]:
-    import re
-
     match = re.fullmatch(r"(\d+)x(\d+)", text.strip().lower())
     if not match:
         raise argparse.ArgumentTypeError(f"expected WxH in px like 1280x720, got '{text}'")
@@ -472,6 +473,20 @@ def _cmd_app(args) -> int:
     return run_app(args.preset)
 
 
+# A word of a message longer than this (a name, a path, a value echoed) is shown clipped.
+MAX_WORD = 120
+
+
+def clipped(message: str) -> str:
+    """`message` on one line with every word longer than `MAX_WORD` characters clipped to its
+    start and end and its length (a 100,000-character name is not echoed whole)."""
+    def clip(match: re.Match) -> str:
+        word = match.group(0)
+        return f"{word[:60]}…{word[-20:]} ({len(word):,} characters)"
+
+    return re.sub(r"[^\s'\":,]{%d,}" % (MAX_WORD + 1), clip, " ".join(message.splitlines()))
+
+
 class _OutputLost(Exception):
     """Standard output could not be written (a full device, an I/O error)."""
 
@@ -546,6 +561,20 @@ def _quiet_after_signal(unraisable) -> None:
         timer.start()
 
 
+_finished: list[int] = []   # the status of the command that has finished
+
+
+def _end_now(signum, frame) -> None:
+    """A signal after the command finished: exit with its status (or the signal's, when it
+    ended with an error that is still being reported)."""
+    status = _finished[0] if _finished else (EXIT_INTERRUPTED if signum == signal.SIGINT
+                                             else EXIT_TERMINATED)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(status)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `treedyn` console command; returns the exit status."""
     main_thread = threading.current_thread() is threading.main_thread()
@@ -560,22 +589,29 @@ def main(argv: list[str] | None = None) -> int:
             # in words; numpy's own warnings would only add lines to the terminal.
             warnings.simplefilter("ignore", RuntimeWarning)
             status = _main(argv)
+            _finished[:] = [status]
     finally:
         _ending.append(True)
         for timer in _resend:
             timer.cancel()
             timer.join()
         _resend.clear()
-        if main_thread:
+        if main_thread and argv is None:
+            # The console command ends now: a signal from here on ends it at once with the
+            # command's own status (`_end_now`).
+            signal.signal(signal.SIGTERM, _end_now)
+            signal.signal(signal.SIGINT, _end_now)
+        elif main_thread:
             signal.signal(signal.SIGTERM, previous[0])
             signal.signal(signal.SIGINT, previous[1])
             sys.unraisablehook = previous[2]
-    if argv is None and status in (EXIT_INTERRUPTED, EXIT_TERMINATED):
-        # Asked to stop: the interpreter's teardown with numba and scipy loaded takes ~1.2 s
-        # (measured); nothing is left to clean up (temporary files are already removed).
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(status)
+    if argv is None:
+        # The interpreter's teardown with numba and scipy loaded takes ~1.2 s (measured), and
+        # Python gives the signals back to their defaults during it: a SIGTERM then was a
+        # silent −15 after a finished run. The exit functions (children to end) run, with
+        # our handlers in force; the teardown is skipped (every file is written and closed).
+        atexit._run_exitfuncs()
+        _end_now(None, None)
     return status
 
 
@@ -591,10 +627,10 @@ def _main(argv: list[str] | None) -> int:
         args = parsers[command].parse_args(rest)
         return handlers[command](args)
     except SimulationDiverged as error:
-        print(f"treedyn: error: {error}", file=sys.stderr)
+        print(f"treedyn: error: {clipped(str(error))}", file=sys.stderr)
         return EXIT_DIVERGED
     except TreedynError as error:
-        print(f"treedyn: error: {error}", file=sys.stderr)
+        print(f"treedyn: error: {clipped(str(error))}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except _OutputLost as error:   # like an --out that cannot be written
         print(f"treedyn: error: cannot write to standard output: {error}", file=sys.stderr)
@@ -611,7 +647,7 @@ def _main(argv: list[str] | None) -> int:
     except OSError as error:   # a name too long, a read-only or full disk, a closed pipe
         from .output_file import os_error_text
 
-        print(f"treedyn: error: {os_error_text(error)}", file=sys.stderr)
+        print(f"treedyn: error: {clipped(os_error_text(error))}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except Exception:
         if not _stopped_by:
