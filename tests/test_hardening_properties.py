@@ -27,7 +27,9 @@ def _leaves(table: dict, path: str):
 # (preset, key, spec): the generator's keys on a generated tree, a limb's on an explicit one.
 KEYS = ([("two_limbs", key, spec) for key, spec in _leaves(schema.PRESET, "")] +
         [("sapling", key, spec) for key, spec in _leaves(schema.GENERATOR, "tree.generator.")] +
-        [("two_limbs", key, spec) for key, spec in _leaves(schema.LIMB, "tree.limbs[1].")])
+        [("two_limbs", key, spec) for key, spec in _leaves(schema.LIMB, "tree.limbs[1].")] +
+        [("two_limbs", key, spec) for key, spec in _leaves(schema.INITIAL_STATE_ENTRY,
+                                                            "initial_state[0].")])
 
 
 def _edges(spec) -> list:
@@ -75,3 +77,64 @@ def test_no_set_value_at_the_schema_edges_escapes_main(tmp_path, capsys, case):
     assert len(lines) <= (0 if status == 0 else 1), (assignment, err)
     assert len(err.splitlines()) <= 1 + err.count("compiling kernels"), (assignment, err)
     assert "Traceback" not in err
+
+
+# Every number a command takes on its command line, at the values that break arithmetic (the
+# probe's categories: NaN, ±inf, negative, zero, subnormal, huge, not a number): each is
+# refused before any work or gives a physical result, in one line, never a traceback. The
+# options are read from the parsers themselves, so a new option or command is covered.
+EDGE_NUMBERS = ["nan", "inf", "-inf", "-1", "0", "5e-324", "1e308", "x", ""]
+# What each command needs besides the option under test: its positional arguments and
+# required options, chosen so that a legal value either finishes at once (a 0.05 s run of
+# two_limbs) or is refused after the numbers for another reason (a study file that does not
+# exist, a film into a folder that does not exist).
+BASES = {
+    "run": ["two_limbs", "--duration", "0.05", "--out", "{tmp}/o.npz"],
+    "modes": ["two_limbs"],
+    "pull": ["two_limbs", "--height", "0.5"],
+    "export": ["{tmp}/run.npz", "{tmp}/o.glb"],
+    "render": ["two_limbs", "--duration", "0.05", "--out", "{tmp}/missing/o.mp4"],
+    "study": ["{tmp}/missing.yaml"],
+    "bench": ["performance", "--sizes", "10"],
+    "expand": ["two_limbs", "{tmp}/o.yaml"],
+    "app": ["{tmp}/missing.yaml"],
+}
+
+
+def _number_options():
+    from treedyn_core.cli import _parsers
+
+    for command, parser in _parsers().items():
+        for action in parser._actions:
+            if action.option_strings and action.type is not None and action.nargs is None:
+                yield command, action.option_strings[-1]
+
+
+NUMBER_OPTIONS = sorted(set(_number_options()))
+
+
+def test_every_command_is_in_the_table():
+    from treedyn_core.cli import _parsers
+
+    assert set(_parsers()) == set(BASES)
+
+
+@pytest.mark.parametrize("command, option", NUMBER_OPTIONS)
+def test_no_number_on_the_command_line_escapes_main(tmp_path, capsys, command, option):
+    if command == "export":
+        assert main(["run", "two_limbs", "--duration", "0.1", "--out",
+                     str(tmp_path / "run.npz")]) == 0
+    base = [part.format(tmp=tmp_path) for part in BASES[command]]
+    for value in EDGE_NUMBERS:
+        args = ([] if command == "app" else [command]) + base
+        if option in args:   # the base's own value is the one replaced
+            index = args.index(option)
+            args = args[:index] + args[index + 2:]
+        capsys.readouterr()
+        status = main(args + [option, value])
+        err = capsys.readouterr().err
+        lines = [line for line in err.splitlines() if "compiling kernels" not in line
+                 and not line.endswith("; the run starts from rest")]
+        assert status in (0, 2, 3), (args, value, status, err)
+        assert len(lines) <= (0 if status == 0 else 1), (args, value, err)
+        assert "Traceback" not in err

@@ -35,7 +35,7 @@ import numpy as np
 
 from . import __version__
 from .errors import SimulationDiverged, TreedynError
-from .schema import GENERATOR, MAX_ANGLE_DEG
+from .schema import GENERATOR, MAX_ANGLE_DEG, MAX_WORKERS
 
 EXIT_BAD_INPUT = 2
 EXIT_DIVERGED = 3
@@ -109,6 +109,13 @@ def _positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number, got '{text}'") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be ≥ 1, got '{text}'")
+    return value
+
+
+def _workers(text: str) -> int:
+    value = _positive_int(text)
+    if value > MAX_WORKERS:
+        raise argparse.ArgumentTypeError(f"must be ≤ {MAX_WORKERS}, got '{text}'")
     return value
 
 
@@ -277,7 +284,7 @@ def _parsers() -> dict[str, argparse.ArgumentParser]:
     study.add_argument("study", metavar="STUDY.yaml", help="study file")
     study.add_argument("--out", metavar="DIR", help="output folder (default: the study's name)")
     where = study.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=_positive_int, metavar="N",
+    where.add_argument("--workers", type=_workers, metavar="N",
                        help="local worker processes, one thread each (default: the CPU count)")
     where.add_argument("--scheduler", metavar="ADDRESS",
                        help="an existing Dask scheduler, e.g. tcp://10.0.0.5:8786")

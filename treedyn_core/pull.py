@@ -233,6 +233,9 @@ def pull(sim, height: float, force: float | None = None, inclination_deg: float 
         if not 0.0 < target <= UPROOTING_INCLINATION_DEG:
             raise TreedynError(f"pull: --inclination must be in (0, {UPROOTING_INCLINATION_DEG}]"
                                f" deg, got {target:g}")
+        if not per_newton > 0.0:   # a rope at the ground (or 5e-324 m) has no lever
+            raise TreedynError(f"pull: a rope at {height:g} m does not tilt the stem base; "
+                               f"pull higher up the stem")
         force = target / per_newton
     epsilon = force * statics.epsilon
     inclination = _base_inclination_deg(sim, statics, epsilon)

@@ -83,6 +83,9 @@ def run_study(study: Study, out: str | os.PathLike, *, workers: int | None = Non
     done = folder.open()
     try:
         return _run(study, folder, done, out, workers, scheduler, client, stream, on_row, start)
+    except (TreedynError, OSError):
+        folder.discard_if_new()
+        raise
     finally:
         folder.close()
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shutil
 import socket
 import time
 from pathlib import Path
@@ -54,6 +55,7 @@ class ResultsFolder:
         self.schema = results_schema(study)
         self._parts = 0
         self._lock = None   # the open lock file while this process holds the folder
+        self.made = False   # the folder was made by this study's `open`
 
     def open(self) -> set[str]:
         """Create the folder (or check that it holds this study), hold its lock for as long
@@ -64,7 +66,7 @@ class ResultsFolder:
                 "axes": self.study.axes}
         if self.folder.exists() and not self.folder.is_dir():
             raise TreedynError(f"--out {self.folder}: is a file, not a folder")
-        made = not self.folder.exists()
+        made = self.made = not self.folder.exists()
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             self._hold_lock()
@@ -112,6 +114,12 @@ class ResultsFolder:
                      f"{time.strftime('%Y-%m-%d %H:%M:%S')}")
         stream.flush()
         self._lock = stream
+
+    def discard_if_new(self) -> None:
+        """Remove the folder this study made when it holds no row (a failure before any
+        row was written, a full disk): nothing of ours is left behind."""
+        if self.made and not any(self.dataset.glob("part-*.parquet")):
+            shutil.rmtree(self.folder, ignore_errors=True)
 
     def close(self) -> None:
         """Let go of the folder's lock."""
