@@ -12,7 +12,7 @@ import math
 
 from PyQt6.QtCore import QEvent, QLocale, QObject, Qt, pyqtSignal
 from PyQt6.QtGui import QValidator
-from PyQt6.QtWidgets import (QAbstractSpinBox, QComboBox, QDoubleSpinBox, QFormLayout,
+from PyQt6.QtWidgets import (QAbstractScrollArea, QAbstractSpinBox, QApplication, QComboBox, QDoubleSpinBox, QFormLayout,
                              QGroupBox, QHBoxLayout, QLabel, QPushButton, QSizePolicy,
                              QSlider, QToolButton, QVBoxLayout, QWidget)
 
@@ -116,6 +116,8 @@ class NumberBox(QDoubleSpinBox):
         """`value` brought into the range (wrapped with a period, else clamped), rounded to the
         digits kept; with `tell`, `adjusted` says what happened to a value outside."""
         low, high = self.minimum(), self.maximum()
+        if self._period is not None:
+            high = math.nextafter(self._period, 0.0)  # a full turn is 0 (the file says so)
         if low <= value <= high:
             return round(value, STORED_DECIMALS)
         if self._period is not None:
@@ -123,9 +125,9 @@ class NumberBox(QDoubleSpinBox):
             note = f"is the same direction as {self._shown_text(result)}"
         else:
             result = low if value < low else high
-            note = (f"is below the smallest allowed, {self._shown_text(result)}" if value < low
-                    else f"is above the largest allowed, {self._shown_text(result)}")
-            note += f": set to {self._shown_text(result)}"
+            note = (f"is below the smallest allowed: set to {self._shown_text(result)}"
+                    if value < low else
+                    f"is above the largest allowed: set to {self._shown_text(result)}")
         if tell:
             self.adjusted.emit(f"{self._what} {self._shown_text(value, exact=True)} {note}")
         return result
@@ -144,8 +146,16 @@ class WheelGuard(QObject):
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 (Qt's name)
         if event.type() == QEvent.Type.Wheel and isinstance(watched, QWidget) \
                 and not watched.hasFocus():
-            event.ignore()
-            return True  # not delivered to the control; ignored, it goes on to the parent
+            # Handed to the panel's scroll bar: Qt propagates an ignored wheel event to the
+            # parent only when it came from the window system, not when sent by a program.
+            area = watched.parentWidget()
+            while area is not None and not isinstance(area, QAbstractScrollArea):
+                area = area.parentWidget()
+            if area is not None:
+                QApplication.sendEvent(area.verticalScrollBar(), event)
+            else:
+                event.ignore()
+            return True  # never delivered to the control
         return False
 
 
