@@ -269,20 +269,38 @@ class TreeCanvas:
         """Turntable camera looking at the whole tree and its ground."""
         camera = self.view.camera
         width, height = self.canvas.size
-        aspect = max(width, 1) / max(height, 1)
-        vertical = self._height * MARGIN
-        horizontal = 2.0 * self._crown_radius * 1.3 * MARGIN
         camera.center = tuple(self._centre + np.array([0.0, 0.0, 0.5 * self._height]))
-        # scale_factor spans the view's smaller dimension (vispy PerspectiveCamera).
-        if aspect >= 1:
-            camera.scale_factor = max(vertical, horizontal / aspect)
-        else:
-            camera.scale_factor = max(horizontal, vertical * aspect)
+        camera.scale_factor = self._framing_scale(max(width, 1) / max(height, 1))
         camera.elevation = ELEVATION
         camera.azimuth = AZIMUTH
         camera.moved_by_user = False
         self.tree.set_pixels_per_metre(self.pixels_per_metre())
         self.canvas.update()
+
+    @staticmethod
+    def _scale_showing(horizontal: float, vertical: float, aspect: float) -> float:
+        """The camera's scale_factor (it spans the view's smaller side, vispy's
+        PerspectiveCamera) that shows `horizontal` × `vertical` m in a view of `aspect`."""
+        if aspect >= 1:
+            return max(vertical, horizontal / aspect)
+        return max(horizontal, vertical * aspect)
+
+    def _framing_scale(self, aspect: float) -> float:
+        """scale_factor that frames the whole tree in a view of `aspect` (width / height)."""
+        return self._scale_showing(2.0 * self._crown_radius * 1.3 * MARGIN,
+                                   self._height * MARGIN, aspect)
+
+    def _scale_for_image(self, aspect: float) -> float:
+        """scale_factor for an image of `aspect`: the tree framed for it while the camera is
+        as framed; else (moved by the user) what the view shows, all of it."""
+        camera = self.view.camera
+        if not camera.moved_by_user:
+            return self._framing_scale(aspect)
+        width, height = self.canvas.size
+        view_aspect = max(width, 1) / max(height, 1)
+        scale = camera.scale_factor
+        shown = (scale * view_aspect, scale) if view_aspect >= 1 else (scale, scale / view_aspect)
+        return self._scale_showing(*shown, aspect)
 
     def pixels_per_metre(self) -> float:
         """Screen pixels per metre at the camera's centre of rotation."""
@@ -302,8 +320,9 @@ class TreeCanvas:
 
     def render_image(self, width: int, height: int) -> np.ndarray:
         """The view rendered offscreen at `width` × `height` device px, (height, width, 4)
-        uint8 RGBA: the camera as it is, its view widened or narrowed to that aspect ratio
-        (the camera's scale spans the smaller side), limbs as thick for their radius as on
+        uint8 RGBA: the camera's direction as it is; the whole tree framed for the image's
+        aspect ratio while the camera is as framed, else (moved by the user) all the view
+        shows, widened or narrowed to that aspect; limbs as thick for their radius as on
         screen.
 
         vispy 0.17's ``render(size=...)`` does not scale a ViewBox's scene, so the view is
@@ -313,7 +332,10 @@ class TreeCanvas:
         scale = self.canvas.pixel_scale
         widget = self.canvas.central_widget
         saved_size = widget.size
+        camera = self.view.camera
+        saved_scale = camera.scale_factor
         try:
+            camera.scale_factor = self._scale_for_image(width / max(height, 1))
             widget.size = (width / scale, height / scale)
             self._lay_out(width / scale, height / scale)
             self.tree.set_pixels_per_metre(self.pixels_per_metre())
@@ -322,6 +344,7 @@ class TreeCanvas:
             region = (0, self.canvas.physical_size[1] - height, width, height)
             image = self.canvas.render(region=region, size=(width, height))
         finally:
+            camera.scale_factor = saved_scale
             widget.size = saved_size
             self._lay_out(*self.canvas.size)
             self.tree.set_pixels_per_metre(self.pixels_per_metre())

@@ -39,6 +39,8 @@ class ImageSizeDialog(QDialog):
             box.setRange(16, MAX_IMAGE_SIDE)
             box.setSuffix(" px")
             box.setValue(int(value))
+            # The other side follows the number typed, not each digit on the way to it.
+            box.setKeyboardTracking(False)
         self.keep_aspect = QCheckBox("Keep the view's aspect ratio")
         self.keep_aspect.setChecked(True)
         note = QLabel("The camera as it is; another aspect ratio shows more\n"

@@ -146,6 +146,7 @@ class MainWindow(QMainWindow):
         self._animation: ModeAnimation | None = None
         self._resume_after_modes: bool | None = None
         self.mode_pose = None  # (base, tip) of the mode drawn last (tests read it)
+        self._last_export = None  # the export dialog's last answer: its next defaults
         self.unsaved_box: QMessageBox | None = None  # the Save / Discard / Cancel question
         self._close_asked = False  # the user answered the question on closing
 
@@ -416,9 +417,10 @@ class MainWindow(QMainWindow):
 
     def export_animation_dialog(self) -> None:
         """File → Export animation…: format and length, then the file."""
-        request = ExportAnimationDialog.ask(self)
+        request = ExportAnimationDialog.ask(self, self._last_export)
         if request is None:
             return
+        self._last_export = request
         name = (self._preset.data.get("name") or "treedyn").replace(" ", "_") + f".{request.kind}"
         kinds = {"glb": "glTF binary (*.glb)", "mp4": "MP4 films (*.mp4)"}
         path, _ = QFileDialog.getSaveFileName(self, "Export animation", name, kinds[request.kind])

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 import pytest
 from PyQt6.QtCore import QPoint, QPointF, QRect, QSettings, Qt
 from PyQt6.QtGui import QWheelEvent
@@ -345,3 +347,52 @@ def test_quit_open_and_preset_switch_ask_before_losing_changes(qtbot, window_at,
     answer(qtbot, window, B.Discard)
     qtbot.waitUntil(lambda: not window.isVisible(), timeout=2000)
     assert not window.timer.isActive()
+
+
+# -- exports -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("size", [(2400, 1500), (2400, 2400), (1001, 777), (640, 1280)])
+def test_an_exported_image_has_the_size_asked_and_the_whole_tree(qtbot, window_at, tmp_path,
+                                                                  size):
+    from test_app_interaction import read_png, tree_pixels
+
+    window = window_at(load_preset("young_oak"))
+    width, height = size
+    path = tmp_path / "tree.png"
+    assert window.export_image(path, width, height)
+    image = read_png(str(path))
+    assert image.shape == (height, width, 4)
+    brown, green = tree_pixels(image)
+    tree = brown | green
+    # Rows of the tree, columns of the crown (the ground's edge may pass for bark).
+    rows, columns = np.flatnonzero(tree.any(axis=1)), np.flatnonzero(green.any(axis=0))
+    assert rows[0] > 0.01 * height and rows[-1] < 0.99 * height, (rows[0], rows[-1])
+    assert columns[0] > 0.01 * width and columns[-1] < 0.99 * width, (columns[0], columns[-1])
+
+
+def test_the_image_size_dialog_keeps_the_numbers_typed(qtbot):
+    from treedyn_app.dialogs import ImageSizeDialog
+
+    dialog = ImageSizeDialog(949, 583)
+    qtbot.addWidget(dialog)
+    type_into(dialog.width_box, "2400")
+    assert dialog.size_chosen() == (2400, round(2400 * 583 / 949))
+    type_into(dialog.height_box, "1500")
+    assert dialog.size_chosen() == (round(1500 * 949 / 583), 1500)
+    dialog.keep_aspect.setChecked(False)
+    type_into(dialog.width_box, "2400")
+    type_into(dialog.height_box, "2400")
+    assert dialog.size_chosen() == (2400, 2400)
+
+
+def test_the_export_dialog_keeps_its_choices_and_a_film_has_duration_times_fps_frames(qtbot):
+    from treedyn_app.export_animation import (GLTF, MP4, ExportAnimationDialog, ExportRequest,
+                                              film_frame_count)
+
+    dialog = ExportAnimationDialog(None, ExportRequest(MP4, 3.0, 30.0, (640, 480)))
+    qtbot.addWidget(dialog)
+    assert dialog.request() == ExportRequest(MP4, 3.0, 30.0, (640, 480))
+    dialog.duration.setValue(7.5)
+    dialog.kind.setCurrentIndex(dialog.kind.findData(GLTF))
+    assert dialog.request().duration == 7.5 and dialog.request().kind == GLTF
+    assert film_frame_count(3.0, 30.0) == 90 and film_frame_count(0.5, 30.0) == 15
