@@ -45,6 +45,10 @@ SPRING_WIDTH = 2.0  # px
 FOV = 40.0  # deg
 ELEVATION = 10.0  # deg: a walker's view, slightly above the ground
 AZIMUTH = 0.0  # deg: looking along +y, so the default wind (toward +x) blows left → right
+# A tree that leans mostly along the line of sight (two_limbs' limb B, tilted 30° toward −y)
+# is seen from this azimuth instead, half-way round: its lean and the wind both show.
+LEAN_AZIMUTH = 45.0
+LEAN_FRACTION = 0.08  # of the height (two_limbs 0.105, old_oak 0.103 across): less is no lean
 MARGIN = 1.2  # the framed tree fills 1/MARGIN of the view
 # The camera sees from distance/sqrt(DEPTH_RANGE) to distance·sqrt(DEPTH_RANGE) (vispy's
 # default 1e6 spends the depth buffer's precision near the eye: in an offscreen render's
@@ -171,6 +175,7 @@ class TreeCanvas:
         self._centre = np.zeros(3)
         self._height = 1.0
         self._crown_radius = 1.0
+        self._azimuth = AZIMUTH
         self._wind = (0.0, 0.0)
         self.canvas.events.resize.connect(self._on_resize)
         self._on_resize()
@@ -204,6 +209,11 @@ class TreeCanvas:
         self._crown_radius = max(float(np.max(np.hypot(points[:, 0] - self._centre[0],
                                                        points[:, 1] - self._centre[1]))),
                                  0.15 * self._height)
+        # The lean: the limbs' length-weighted mean horizontal offset of their tips, m.
+        lean = (np.asarray(tree.length)[:, None] * (tree.rest_tip[:, :2] - root[:2])).sum(
+            axis=0) / max(float(np.sum(tree.length)), 1e-12)
+        self._azimuth = (LEAN_AZIMUTH if np.hypot(*lean) > LEAN_FRACTION * self._height
+                         and abs(lean[1]) > abs(lean[0]) else AZIMUTH)
         self._set_up_ground()
         self.tree.set_tree(tree, form)
         self.set_wind(*self._wind)
@@ -272,7 +282,7 @@ class TreeCanvas:
         camera.center = tuple(self._centre + np.array([0.0, 0.0, 0.5 * self._height]))
         camera.scale_factor = self._framing_scale(max(width, 1) / max(height, 1))
         camera.elevation = ELEVATION
-        camera.azimuth = AZIMUTH
+        camera.azimuth = self._azimuth
         camera.moved_by_user = False
         self.tree.set_pixels_per_metre(self.pixels_per_metre())
         self.canvas.update()

@@ -926,6 +926,7 @@ class MainWindow(QMainWindow):
                 self._shown_wind = wind
                 self.canvas.set_wind(frame.settings.wind_speed,
                                      frame.settings.wind_direction_deg)
+                self.plot.set_wind(frame.settings.wind_speed, frame.settings.wind_direction_deg)
 
     def _handle(self, event) -> None:
         kind = event.kind

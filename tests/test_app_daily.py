@@ -396,3 +396,46 @@ def test_the_export_dialog_keeps_its_choices_and_a_film_has_duration_times_fps_f
     dialog.kind.setCurrentIndex(dialog.kind.findData(GLTF))
     assert dialog.request().duration == 7.5 and dialog.request().kind == GLTF
     assert film_frame_count(3.0, 30.0) == 90 and film_frame_count(0.5, 30.0) == 15
+
+
+# -- words and small things ----------------------------------------------------------------------
+
+def test_two_limbs_is_seen_across_its_tilt_and_the_plot_names_still_air(qtbot, window_at):
+    from test_app import with_overrides
+
+    window = window_at(with_overrides("two_limbs", "wind.speed=0"))
+    canvas = window.canvas
+    tree = window.worker.simulation.tree
+    base, tip = canvas.project(np.array([tree.rest_base[1], tree.rest_tip[1]]))
+    # Limb B leans 30° toward −y: on screen its tip is well to one side of its base.
+    assert abs(tip[0] - base[0]) > 0.25 * abs(tip[1] - base[1])
+    assert canvas.view.camera.azimuth != 0.0
+    young = window_at(load_preset("young_oak"))
+    assert young.canvas.view.camera.azimuth == 0.0  # a tree without a lean: as before
+    qtbot.waitUntil(lambda: window.plot.names[0].startswith("toward"), timeout=2000)
+    assert window.plot.names == ("toward 0°", "toward 90°")
+    window.controls.wind_speed.set_value(5.0)
+    window.worker.set_wind_speed(5.0)
+    qtbot.waitUntil(lambda: window.plot.names == ("downwind", "crosswind"),
+                    timeout=CHANGE_TIMEOUT_MS)
+
+
+def test_the_compass_caption_clears_its_dial():
+    from treedyn_app.wind_overlay import CAPTION_GAP, placement
+
+    for width, height in ((950, 600), (600, 400), (2400, 2400)):
+        centre, radius = placement(width, height)
+        assert CAPTION_GAP >= 1.25
+        assert centre[1] + (CAPTION_GAP + 0.45) * radius <= height  # the caption fits
+
+
+def test_reset_says_where_the_tree_starts(qtbot, window_at):
+    window = window_at(load_preset("sapling"))
+    window.reset_action.trigger()
+    assert window.statusBar().currentMessage() == \
+        "Reset to t = 0: the tree bent in its balance in the mean wind"
+    from test_app import with_overrides
+
+    still = window_at(with_overrides("sapling", "simulation.start=rest"))
+    still.reset_action.trigger()
+    assert still.statusBar().currentMessage() == "Reset to t = 0: the rest pose"

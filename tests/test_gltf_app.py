@@ -44,7 +44,7 @@ def test_menu_exports_a_valid_gltf_while_the_view_runs(qtbot, window, tmp_path, 
     folder.mkdir()
     out = folder / "sapling.glb"
     monkeypatch.setattr(ExportAnimationDialog, "ask",
-                        staticmethod(lambda parent: ExportRequest(GLTF, 1.0, 30.0)))
+                        staticmethod(lambda parent, previous=None: ExportRequest(GLTF, 1.0, 30.0)))
     monkeypatch.setattr(QFileDialog, "getSaveFileName",
                         staticmethod(lambda *args, **kwargs: (str(out), "")))
     jobs = []
