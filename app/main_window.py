@@ -42,6 +42,7 @@ from .mode_highlight import ModeHighlight, moving_limbs
 from .mode_shapes import ModeAnimation, ModesJob
 from .modes_panel import ModesPanel
 from .plots import LivePlot, PlotHistory
+from .smooth_pose import between
 from .status_line import StatusLine
 from .summary import plain_text, summary
 from .tree_visual import LINES, TUBES
@@ -52,6 +53,9 @@ TICK_MS = 16  # ~60 Hz: how often the window reads the worker's latest frame
 # repaint (three polylines of ~1,200 points, antialiased) costs the GUI thread ~2 ms.
 PLOT_INTERVAL_S = 0.05
 STATUS_INTERVAL = 0.25  # s between status-bar refreshes
+# States that come further apart than this (wall time: slow motion, ×0.1 gives 83 ms) are
+# drawn in between at every tick (`smooth_pose`), a state's interval behind the simulation.
+SMOOTH_GAP_S = 1.5 * TICK_MS / 1000.0
 MAX_RECENT = 8
 DEFAULT_SIZE = (1280, 800)  # px, a first window (afterwards the one the user left)
 MINIMUM_SIZE = (960, 600)   # px: the controls, a 3-D view of half the window, a plot
@@ -158,6 +162,10 @@ class MainWindow(QMainWindow):
         self.grab_tool = GrabTool(self.canvas, lambda: self.worker, self._show_grab)
         self.highlight = ModeHighlight(self.canvas.view.scene)
         self._pose = None  # (base, tip) drawn last
+        # The last two snapshots of the running simulation as (snapshot, wall time it came),
+        # the older first (None before the second), and the fraction between them drawn last.
+        self._states: tuple = (None, None)
+        self._alpha_drawn = None
         self._build_layout()
         self._build_status_bar()
         self._build_menus()
@@ -874,6 +882,8 @@ class MainWindow(QMainWindow):
             if frame.seq != self._seq:
                 self._seq = frame.seq
                 self._show_frame(frame)
+            elif self._animation is None:
+                self._smooth(frame, time.perf_counter())
             self._repaint_plot()
             if self.modes_dock.isVisible():
                 self._poll_modes()
@@ -910,13 +920,21 @@ class MainWindow(QMainWindow):
                                  form=foliage_form(frame.preset.data))
             self._framed_preset = frame.preset
             self._drawn_snapshot = None
+            self._states = (None, None)
             self._pose = None
             self.highlight.show(None)
         if frame.snapshot is not None and frame.snapshot is not self._drawn_snapshot \
                 and self._animation is None:
             self._drawn_snapshot = frame.snapshot
-            self._set_pose(frame.snapshot.base, frame.snapshot.tip)
-            self.grab_tool.follow(frame.snapshot.base, frame.snapshot.tip)
+            now = time.perf_counter()
+            older = self._states[1]
+            if older is not None and not 0 < frame.snapshot.time - older[0].time:
+                older = None  # a reset or another simulation: nothing to draw in between
+            self._states = (older, (frame.snapshot, now))
+            self._alpha_drawn = None
+            if not self._smooth(frame, now):
+                self._set_pose(frame.snapshot.base, frame.snapshot.tip)
+                self.grab_tool.follow(frame.snapshot.base, frame.snapshot.tip)
         if frame.probe is not None and self.history.add(frame.probe, frame.generation):
             self._plot_stale = True
         if frame.settings is not None:
@@ -927,6 +945,26 @@ class MainWindow(QMainWindow):
                 self.canvas.set_wind(frame.settings.wind_speed,
                                      frame.settings.wind_direction_deg)
                 self.plot.set_wind(frame.settings.wind_speed, frame.settings.wind_direction_deg)
+
+    def _smooth(self, frame, now: float) -> bool:
+        """Draw the pose between the last two states at wall time `now` when they came more
+        than SMOOTH_GAP_S apart (slow motion); False when they did not (drawn as they come)."""
+        older, newer = self._states
+        if older is None or newer is None or frame.settings is None \
+                or frame.state != RUNNING:
+            return False
+        (a, _), (b, came) = older, newer
+        scale = frame.settings.time_scale
+        gap = (b.time - a.time) / scale  # wall s between the two states
+        if gap < SMOOTH_GAP_S:
+            return False
+        alpha = min((now - came) / gap, 1.0)
+        if alpha != self._alpha_drawn:
+            self._alpha_drawn = alpha
+            base, tip = between(a.base, a.tip, b.base, b.tip, alpha)
+            self._set_pose(base, tip)
+            self.grab_tool.follow(base, tip)
+        return True
 
     def _handle(self, event) -> None:
         kind = event.kind

@@ -439,3 +439,68 @@ def test_reset_says_where_the_tree_starts(qtbot, window_at):
     still = window_at(with_overrides("sapling", "simulation.start=rest"))
     still.reset_action.trigger()
     assert still.statusBar().currentMessage() == "Reset to t = 0: the rest pose"
+
+
+# -- smooth slow motion -------------------------------------------------------------------------
+
+def test_between_turns_limbs_on_the_great_circle_and_keeps_their_length():
+    from treedyn_app.smooth_pose import between
+
+    rng = np.random.default_rng(40)
+    base0 = rng.normal(size=(50, 3))
+    u0 = rng.normal(size=(50, 3))
+    u0 /= np.linalg.norm(u0, axis=1)[:, None]
+    length = rng.uniform(0.1, 2.0, 50)
+    tip0 = base0 + length[:, None] * u0
+    # State 1: each limb turned by 0.3 rad about an axis normal to it, its base moved.
+    normal = np.cross(u0, rng.normal(size=(50, 3)))
+    normal /= np.linalg.norm(normal, axis=1)[:, None]
+    u1 = np.cos(0.3) * u0 + np.sin(0.3) * np.cross(normal, u0)
+    base1 = base0 + 0.1
+    tip1 = base1 + length[:, None] * u1
+    for alpha, want in ((0.0, (base0, tip0)), (1.0, (base1, tip1))):
+        got = between(base0, tip0, base1, tip1, alpha)
+        assert np.allclose(got[0], want[0], atol=1e-12) and np.allclose(got[1], want[1],
+                                                                       atol=1e-12)
+    base, tip = between(base0, tip0, base1, tip1, 0.25)
+    assert np.allclose(base, base0 + 0.025)
+    assert np.allclose(np.linalg.norm(tip - base, axis=1), length, rtol=1e-12)
+    u = (tip - base) / length[:, None]
+    assert np.allclose(np.arccos(np.clip(np.einsum("ni,ni->n", u, u0), -1, 1)), 0.075,
+                       atol=1e-9)  # a quarter of the turn, on the great circle
+
+
+def draws_per_second(qtbot, window, seconds: float) -> float:
+    count = [0]
+
+    def counted(event=None):
+        count[0] += 1
+
+    window.canvas.canvas.events.draw.connect(counted)
+    try:
+        qtbot.wait(int(1000 * seconds))
+    finally:
+        window.canvas.canvas.events.draw.disconnect(counted)
+    return count[0] / seconds
+
+
+@pytest.mark.slow
+def test_slow_motion_draws_at_the_rate_of_real_time(qtbot, window_at):
+    """×0.1 on young_oak: the view draws the poses between the simulation's states at every
+    tick, so about as many frames a second as at ×1 (the issue: 11–12 fps, one per step).
+    Rates are compared in alternation on the same (shared, loaded) machine."""
+    window = window_at(load_preset("young_oak"))
+    c = window.controls
+    rates = {1.0: [], 0.1: []}
+    for _ in range(2):
+        for scale in (1.0, 0.1):
+            c.time_scale.spin.setValue(scale)
+            qtbot.waitUntil(lambda: window.worker.latest.settings.time_scale == scale,
+                            timeout=CHANGE_TIMEOUT_MS)
+            qtbot.wait(300)
+            rates[scale].append(draws_per_second(qtbot, window, 2.0))
+    fast, slow = max(rates[1.0]), max(rates[0.1])
+    print(f"draws per second: ×1 {rates[1.0]}, ×0.1 {rates[0.1]}")
+    assert slow >= 0.8 * fast, rates
+    step_rate = 0.1 / window.worker.simulation.dt  # states a second at ×0.1
+    assert slow > 2 * step_rate, rates
