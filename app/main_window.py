@@ -21,7 +21,7 @@ from typing import Callable
 from PyQt6.QtCore import QSettings, Qt, QTimer
 from PyQt6.QtGui import QAction, QActionGroup, QKeySequence
 from PyQt6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow,
-                             QMessageBox, QScrollArea, QSplitter)
+                             QMessageBox, QProgressBar, QScrollArea, QSplitter)
 
 from treedyn_core.errors import TreedynError
 from treedyn_core.expand import expanded_data
@@ -68,6 +68,7 @@ UNSAVED_NAMES = {"wind.speed": "wind speed", "wind.direction_deg": "wind directi
                  "simulation.model": "model"}
 ADJUSTED_MESSAGE_MS = 8000  # a typed value brought into range: how long the status bar says so
 PREPARING_TEXT = "Preparing the simulation…"
+COMPILE_BAR_CELLS = 20  # the view's compile progress bar, in characters
 MOUSE_HELP = "drag a branch: pull it · Ctrl+drag or middle-drag: orbit · wheel: zoom · " \
              "Shift+drag: pan"
 # What the status line says in each of the worker's states (a message may cover it a while).
@@ -233,6 +234,11 @@ class MainWindow(QMainWindow):
         bar = StatusLine()
         self.setStatusBar(bar)
         bar.set_state(PREPARING_TEXT, MOUSE_HELP_FULL)
+        self.compile_bar = QProgressBar()
+        self.compile_bar.setMaximumWidth(160)
+        self.compile_bar.setToolTip("Compiling the physics kernels (numba): once per version")
+        self.compile_bar.hide()
+        bar.addPermanentWidget(self.compile_bar)
         self.time_label = QLabel()
         self.realtime_label = QLabel()
         self.fps_label = QLabel()
@@ -908,6 +914,7 @@ class MainWindow(QMainWindow):
                 and frame.seq > self._compiling_at + 1:
             self._compiling_at = None  # kernels compiled mid-run (rk4 chosen): steps go on
             self._compiling_text = None
+            self.compile_bar.hide()
             self.canvas.set_message(None)
         if frame.tree is not None and frame.generation != self._generation:
             self._generation = frame.generation
@@ -971,15 +978,24 @@ class MainWindow(QMainWindow):
         if kind == "compiling":
             self._compiling_at = self.worker.latest.seq
             self._compiling_text = event.message[:1].upper() + event.message[1:]
+            bar = self.compile_bar
+            if event.total:
+                bar.setRange(0, event.total)
+                bar.setValue(min(event.done, event.total))
+            else:
+                bar.setRange(0, 0)  # busy: the total is not known
+            bar.show()
             if self._drawn_once:
-                self.canvas.set_message(self._compiling_text)
+                self.canvas.set_message(self._view_compiling_text(event))
             self._show_state(self.worker.latest)
         elif kind == "ready":
             self._compiling_at = self._compiling_text = None
+            self.compile_bar.hide()
             self.canvas.set_message(None)
         elif kind == "loaded":
             self._preset = event.preset
             self._compiling_at = self._compiling_text = None
+            self.compile_bar.hide()
             self._show_preset(event.preset)
             path = getattr(event.preset, "path", None)
             if path is not None and not _is_shipped(path):
@@ -1000,6 +1016,15 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(event.message, 15000)
         elif kind == "notice":
             self.statusBar().showMessage(event.message, 10000)
+
+    def _view_compiling_text(self, event) -> str:
+        """The compile progress as the view shows it: the words, and a bar when the total is
+        known."""
+        if not event.total:
+            return self._compiling_text
+        filled = round(COMPILE_BAR_CELLS * min(event.done, event.total) / event.total)
+        return (f"{self._compiling_text}\n"
+                f"{'█' * filled}{'░' * (COMPILE_BAR_CELLS - filled)}")
 
     def _show_failure(self, message: str) -> None:
         self.canvas.set_message("Simulation stopped — Reset (Ctrl+R) to start again")
@@ -1057,6 +1082,8 @@ class MainWindow(QMainWindow):
         """The status line's text when no message covers it: what the app is doing."""
         if self._compiling_text is not None and frame.state == PREPARING:
             text = f"{self._compiling_text} — the sliders apply when it starts"
+        elif self._compiling_text is not None and frame.state == RUNNING:
+            text = self._compiling_text  # a switch waits for its kernels
         elif frame.state == FAILED:
             what = "Diverged" if "diverged" in (frame.error or "") else "Stopped"
             text = f"{what}: Reset (Ctrl+R) to start again"

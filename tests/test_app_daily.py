@@ -504,3 +504,50 @@ def test_slow_motion_draws_at_the_rate_of_real_time(qtbot, window_at):
     assert slow >= 0.8 * fast, rates
     step_rate = 0.1 / window.worker.simulation.dt  # states a second at ×0.1
     assert slow > 2 * step_rate, rates
+
+
+# -- no silent stalls ---------------------------------------------------------------------------
+
+def test_compile_progress_in_words():
+    from treedyn_app.worker import COMPILING_TEXT, FIRST_RUN_KERNELS, compiling_words
+
+    total = FIRST_RUN_KERNELS[("articulated", "implicit")]
+    assert compiling_words("articulated", "implicit", True, 12, None) == \
+        (f"{COMPILING_TEXT}: 12 of about {total}", total)
+    assert compiling_words("articulated", "implicit", True, 12, 60) == \
+        (f"{COMPILING_TEXT}: 12 of 60", 60)
+    assert compiling_words("articulated", "galpha", False, 2, 3) == \
+        ("compiling the galpha's kernels (once; the simulation waits): 2 of 3", 3)
+    assert compiling_words("seed", "implicit", False, 4, None) == \
+        ("compiling the seed model's kernels (once; the simulation waits): 4 done", None)
+
+
+@pytest.mark.slow
+def test_switching_integrator_and_model_after_the_background_compile_has_no_gap(qtbot,
+                                                                                window_at):
+    """After the first start the other kernels compile in the background; a switch to each
+    integrator and model then keeps the simulation's states coming (gaps recorded by the
+    worker below 0.5 s)."""
+    window = window_at(load_preset("sapling"))
+    worker = window.worker
+    qtbot.waitUntil(worker.background_compile_done, timeout=READY_TIMEOUT_MS)
+    from treedyn_app.worker import BACKGROUND_KERNELS
+    from treedyn_core import warm_up
+
+    assert all(warm_up.is_warm(*pair) for pair in BACKGROUND_KERNELS)
+    c = window.controls
+    longest = {}
+    for combo, choice in ((c.integrator, "galpha"), (c.integrator, "rk4"),
+                          (c.integrator, "implicit"), (c.model, "seed"),
+                          (c.model, "articulated")):
+        qtbot.wait(300)
+        worker.gaps.clear()
+        combo.setCurrentText(choice)
+        qtbot.waitUntil(lambda: choice in (worker.latest.settings.integrator,
+                                           worker.latest.settings.model)
+                        or "refused" in window.statusBar().currentMessage(), timeout=10_000)
+        qtbot.wait(1000)
+        longest[choice] = (max(worker.gaps), worker.latest.settings.integrator,
+                           worker.latest.settings.model)
+    print("longest gap after each switch (s):", longest)
+    assert max(gap for gap, _, _ in longest.values()) < 0.5, longest
