@@ -1,4 +1,4 @@
-"""The app as a user lives with it (issue #40): the controls in sight at common screen sizes,
+"""The app as a user lives with it: the controls in sight at common screen sizes,
 typed numbers that mean what they show (widget, simulation and saved file agree), the wheel
 scrolling the panel, nothing lost without asking, the window's geometry remembered.
 
@@ -487,7 +487,7 @@ def draws_per_second(qtbot, window, seconds: float) -> float:
 @pytest.mark.slow
 def test_slow_motion_draws_at_the_rate_of_real_time(qtbot, window_at):
     """×0.1 on young_oak: the view draws the poses between the simulation's states at every
-    tick, so about as many frames a second as at ×1 (the issue: 11–12 fps, one per step).
+    tick, so about as many frames a second as at ×1 (before: 11–12 fps, one per step).
     Rates are compared in alternation on the same (shared, loaded) machine."""
     window = window_at(load_preset("young_oak"))
     c = window.controls
