@@ -49,6 +49,7 @@ AZIMUTH = 0.0  # deg: looking along +y, so the default wind (toward +x) blows le
 # is seen from this azimuth instead, half-way round: its lean and the wind both show.
 LEAN_AZIMUTH = 45.0
 LEAN_FRACTION = 0.08  # of the height (two_limbs 0.105, old_oak 0.103 across): less is no lean
+MAX_LEAN = 0.5  # of the height: more is a scene spread out, not a tree leaning (keep azimuth 0)
 MARGIN = 1.2  # the framed tree fills 1/MARGIN of the view
 # The camera sees from distance/sqrt(DEPTH_RANGE) to distance·sqrt(DEPTH_RANGE) (vispy's
 # default 1e6 spends the depth buffer's precision near the eye: in an offscreen render's
@@ -210,10 +211,11 @@ class TreeCanvas:
                                                        points[:, 1] - self._centre[1]))),
                                  0.15 * self._height)
         # The lean: the limbs' length-weighted mean horizontal offset of their tips, m.
-        lean = (np.asarray(tree.length)[:, None] * (tree.rest_tip[:, :2] - root[:2])).sum(
-            axis=0) / max(float(np.sum(tree.length)), 1e-12)
-        self._azimuth = (LEAN_AZIMUTH if np.hypot(*lean) > LEAN_FRACTION * self._height
-                         and abs(lean[1]) > abs(lean[0]) else AZIMUTH)
+        length = np.linalg.norm(tree.rest_tip - tree.rest_base, axis=1)
+        lean = (length[:, None] * (tree.rest_tip[:, :2] - root[:2])).sum(axis=0) / max(
+            float(length.sum()), 1e-12)
+        leaning = LEAN_FRACTION * self._height < np.hypot(*lean) < MAX_LEAN * self._height
+        self._azimuth = LEAN_AZIMUTH if leaning and abs(lean[1]) > abs(lean[0]) else AZIMUTH
         self._set_up_ground()
         self.tree.set_tree(tree, form)
         self.set_wind(*self._wind)
