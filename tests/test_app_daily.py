@@ -551,3 +551,17 @@ def test_switching_integrator_and_model_after_the_background_compile_has_no_gap(
                            worker.latest.settings.model)
     print("longest gap after each switch (s):", longest)
     assert max(gap for gap, _, _ in longest.values()) < 0.5, longest
+
+
+def test_compile_progress_shows_a_bar_in_the_status_bar_and_the_view(qtbot, window_at):
+    from treedyn_app.worker import Event
+
+    window = window_at(load_preset("sapling"))
+    text = "compiling the galpha's kernels (once; the simulation waits): 3 of 10"
+    window._handle(Event("compiling", text, done=3, total=10))
+    bar = window.compile_bar
+    assert bar.isVisible() and (bar.value(), bar.maximum()) == (3, 10)
+    assert window.statusBar().text() == text[0].upper() + text[1:]
+    assert window.canvas.message.splitlines()[1] == "█" * 6 + "░" * 14
+    window._handle(Event("ready"))
+    assert not bar.isVisible() and not window.canvas.message
