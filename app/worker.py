@@ -94,13 +94,13 @@ def kernel_lock(model: str, integrator: str) -> threading.Lock:
 def compiling_words(model: str, integrator: str, first_run: bool, done: int,
                     expected: int | None) -> tuple[str, int | None]:
     """The compile progress in words, and the total it counts toward (None: not known):
-    "compiling physics kernels, first run only: 12 of 63", "compiling the galpha kernels
-    (once; the simulation waits): 2 of 3"."""
+    "compiling physics kernels, first run only: 12 of 63", "compiling the galpha
+    integrator's kernels (once; the simulation waits): 2 of 3"."""
     guess = expected is None
     if guess and first_run:
         expected = FIRST_RUN_KERNELS.get((model, integrator))
     head = COMPILING_TEXT if first_run else (
-        f"compiling the {integrator if model == 'articulated' else model + ' model'}'s kernels "
+        f"compiling the {integrator + ' integrator' if model == 'articulated' else model + ' model'}'s kernels "
         f"(once; the simulation waits)")
     if expected and done <= expected:
         return f"{head}: {done} of {'about ' if guess else ''}{expected}", expected

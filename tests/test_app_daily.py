@@ -517,18 +517,19 @@ def test_compile_progress_in_words():
     assert compiling_words("articulated", "implicit", True, 12, 60) == \
         (f"{COMPILING_TEXT}: 12 of 60", 60)
     assert compiling_words("articulated", "galpha", False, 2, 3) == \
-        ("compiling the galpha's kernels (once; the simulation waits): 2 of 3", 3)
+        ("compiling the galpha integrator's kernels (once; the simulation waits): 2 of 3", 3)
     assert compiling_words("seed", "implicit", False, 4, None) == \
         ("compiling the seed model's kernels (once; the simulation waits): 4 done", None)
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("name", ["sapling", "young_oak"])
 def test_switching_integrator_and_model_after_the_background_compile_has_no_gap(qtbot,
-                                                                                window_at):
+                                                                                window_at, name):
     """After the first start the other kernels compile in the background; a switch to each
     integrator and model then keeps the simulation's states coming (gaps recorded by the
     worker below 0.5 s)."""
-    window = window_at(load_preset("sapling"))
+    window = window_at(load_preset(name))
     worker = window.worker
     qtbot.waitUntil(worker.background_compile_done, timeout=READY_TIMEOUT_MS)
     from treedyn_app.worker import BACKGROUND_KERNELS
@@ -557,7 +558,7 @@ def test_compile_progress_shows_a_bar_in_the_status_bar_and_the_view(qtbot, wind
     from treedyn_app.worker import Event
 
     window = window_at(load_preset("sapling"))
-    text = "compiling the galpha's kernels (once; the simulation waits): 3 of 10"
+    text = "compiling the galpha integrator's kernels (once; the simulation waits): 3 of 10"
     window._handle(Event("compiling", text, done=3, total=10))
     bar = window.compile_bar
     assert bar.isVisible() and (bar.value(), bar.maximum()) == (3, 10)
