@@ -1099,7 +1099,12 @@ class MainWindow(QMainWindow):
         """The size, place and splitters the user left (QSettings), else DEFAULT_SIZE."""
         geometry = self._settings.value("window/geometry")
         if geometry is None or not self.restoreGeometry(geometry):
-            self.resize(*DEFAULT_SIZE)
+            width, height = DEFAULT_SIZE
+            screen = QApplication.primaryScreen()
+            if screen is not None:  # a smaller screen: all of it that is free
+                room = screen.availableGeometry()
+                width, height = min(width, room.width()), min(height, room.height())
+            self.resize(max(width, MINIMUM_SIZE[0]), max(height, MINIMUM_SIZE[1]))
         for name, splitter in (("window/side_splitter", self.splitter),
                                ("window/view_splitter", self.view_area)):
             state = self._settings.value(name)

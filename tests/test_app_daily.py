@@ -89,7 +89,6 @@ def test_controls_are_in_sight_at_1280x800_and_the_view_keeps_half_at_1024x640(q
     qtbot.waitUntil(lambda: window.height() == 640, timeout=2000)
     qtbot.wait(100)
     view = window.canvas.widget
-    assert view.width() * view.height() >= 0.5 * window.width() * window.height() * 0.5
     assert view.height() >= 0.5 * window.height()
     assert view.width() >= 0.5 * window.width()
     for widget in (c.wind_speed, c.stiffness):  # the panel scrolls; the first ones are in sight
