@@ -565,3 +565,22 @@ def test_compile_progress_shows_a_bar_in_the_status_bar_and_the_view(qtbot, wind
     assert window.canvas.message.splitlines()[1] == "█" * 6 + "░" * 14
     window._handle(Event("ready"))
     assert not bar.isVisible() and not window.canvas.message
+
+
+def test_typed_time_scales_are_clamped_to_the_apps_range(qtbot, window_at):
+    from treedyn_app.controls import TIME_SCALE_RANGE
+
+    window = window_at(load_preset("sapling"))
+    slider = window.controls.time_scale
+    low, high = TIME_SCALE_RANGE
+    for typed, expected in (("0.1", low), ("4", high), ("0.25", 0.25), ("40", high),
+                            ("10", high), ("0", low), ("-1", low), ("0.01", low),
+                            ("4.5", high), ("1e3", high), ("0.05", low), ("100", high),
+                            ("1", 1.0)):
+        window.statusBar().clearMessage()
+        type_into(slider.spin, typed)
+        assert slider.value() == pytest.approx(expected), typed
+        qtbot.waitUntil(lambda: window.worker.latest.settings.time_scale
+                        == pytest.approx(expected), timeout=CHANGE_TIMEOUT_MS)
+        told = window.statusBar().currentMessage()
+        assert (told != "") == (float(typed) != expected), (typed, told)
