@@ -68,12 +68,12 @@ class NumberBox(QDoubleSpinBox):
     adjusted = pyqtSignal(str)
 
     def __init__(self, what: str, decimals: int, unit: str = "", prefix: str = "",
-                 period: float | None = None, scale: float = 1.0):
+                 period: float | None = None, kept: int = STORED_DECIMALS):
         super().__init__()
-        self._what, self._shown, self._unit_text = what, decimals, unit
+        self._what, self._shown, self._kept = what, decimals, kept
         self._period = period
         self.setLocale(QLocale.c())  # one decimal point, the one the presets use
-        self.setDecimals(STORED_DECIMALS)
+        self.setDecimals(kept)
         self.setKeyboardTracking(False)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         if prefix:
@@ -119,9 +119,9 @@ class NumberBox(QDoubleSpinBox):
         if self._period is not None:
             high = math.nextafter(self._period, 0.0)  # a full turn is 0 (the file says so)
         if low <= value <= high:
-            return round(value, STORED_DECIMALS)
+            return round(value, self._kept)
         if self._period is not None:
-            result = round(value % self._period, STORED_DECIMALS)
+            result = round(value % self._period, self._kept)
             note = f"is the same direction as {self._shown_text(result)}"
         else:
             result = low if value < low else high

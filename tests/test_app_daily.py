@@ -584,3 +584,18 @@ def test_typed_time_scales_are_clamped_to_the_apps_range(qtbot, window_at):
                         == pytest.approx(expected), timeout=CHANGE_TIMEOUT_MS)
         told = window.statusBar().currentMessage()
         assert (told != "") == (float(typed) != expected), (typed, told)
+
+
+def test_the_image_size_dialog_clamps_a_typed_size_and_says_so(qtbot):
+    from treedyn_app.dialogs import MAX_IMAGE_SIDE, ImageSizeDialog
+
+    dialog = ImageSizeDialog(949, 583)
+    qtbot.addWidget(dialog)
+    dialog.keep_aspect.setChecked(False)
+    type_into(dialog.width_box, "10000")
+    assert dialog.size_chosen()[0] == MAX_IMAGE_SIDE
+    assert "10000" in dialog.adjusted.text() and str(MAX_IMAGE_SIDE) in dialog.adjusted.text()
+    type_into(dialog.height_box, "2400.4")
+    assert dialog.size_chosen() == (MAX_IMAGE_SIDE, 2400)
+    type_into(dialog.height_box, "3")
+    assert dialog.size_chosen() == (MAX_IMAGE_SIDE, 16)
