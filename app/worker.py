@@ -32,6 +32,7 @@ backlog is dropped (the view stays live) and the real-time factor shows it.
 from __future__ import annotations
 
 import math
+import os
 import queue
 import threading
 import time
@@ -77,6 +78,10 @@ COMPILING_TEXT = "compiling physics kernels, first run only"
 # The kernels a session may want after its first start (another integrator, the seed model):
 # compiled in the background once the simulation runs, so that switching later costs no freeze.
 BACKGROUND_KERNELS = (("articulated", "galpha"), ("seed", "implicit"), ("articulated", "rk4"))
+BACKGROUND_DELAY_S = 2.0  # after the simulation starts: its first seconds keep both cores
+# TREEDYN_BACKGROUND_COMPILE=0 turns the background compile off (the tests do: each of their
+# short-lived windows would start children on a cold cache only to end them).
+BACKGROUND_SWITCH = "TREEDYN_BACKGROUND_COMPILE"
 # The articulated θ-method's kernels on an empty cache (63 counted here, numba 0.60): the "of
 # about N" of a very first run, before any warm-up has recorded its count.
 FIRST_RUN_KERNELS = {("articulated", "implicit"): 63}
@@ -404,7 +409,7 @@ class SimulationWorker(threading.Thread):
     def _start_background_compile(self) -> None:
         """Compile BACKGROUND_KERNELS in child processes, one pair after another, in a thread
         of their own (the simulation runs meanwhile; closing the worker ends it)."""
-        if self._factory is not None:
+        if self._factory is not None or os.environ.get(BACKGROUND_SWITCH, "1") == "0":
             return
         from treedyn_core import kernel
 
@@ -414,6 +419,8 @@ class SimulationWorker(threading.Thread):
         def compile_all() -> None:
             from treedyn_core import warm_up
 
+            if self._halt.wait(BACKGROUND_DELAY_S):
+                return
             for pair in BACKGROUND_KERNELS:
                 if self._halt.is_set():
                     return

@@ -20,3 +20,7 @@ if _worker:
 # never the user's (app/main_window.py, default_settings).
 os.environ.setdefault("TREEDYN_SETTINGS", str(
     Path(tempfile.mkdtemp(prefix="treedyn-test-settings-")) / "treedyn.ini"))
+# No background compile of the other integrators' kernels in the app's windows
+# (app/worker.py): on a cold cache each short-lived test window would start it and end it. The
+# test of it turns it on.
+os.environ.setdefault("TREEDYN_BACKGROUND_COMPILE", "0")

@@ -523,13 +523,15 @@ def test_compile_progress_in_words():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["sapling", "young_oak"])
-def test_switching_integrator_and_model_after_the_background_compile_has_no_gap(qtbot,
-                                                                                window_at, name):
+def test_switching_integrator_and_model_after_the_background_compile_has_no_gap(
+        qtbot, window_at, monkeypatch, name):
     """After the first start the other kernels compile in the background; a switch to each
     integrator and model then keeps the simulation's states coming (gaps recorded by the
     worker below 0.5 s)."""
+    monkeypatch.setenv("TREEDYN_BACKGROUND_COMPILE", "1")  # tests/conftest.py turns it off
     window = window_at(load_preset(name))
     worker = window.worker
+    qtbot.waitUntil(lambda: worker._background is not None, timeout=10_000)
     qtbot.waitUntil(worker.background_compile_done, timeout=READY_TIMEOUT_MS)
     from treedyn_app.worker import BACKGROUND_KERNELS
     from treedyn_core import warm_up
