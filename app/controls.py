@@ -12,9 +12,10 @@ import math
 
 from PyQt6.QtCore import QEvent, QLocale, QObject, Qt, pyqtSignal
 from PyQt6.QtGui import QValidator
-from PyQt6.QtWidgets import (QAbstractScrollArea, QAbstractSpinBox, QApplication, QComboBox, QDoubleSpinBox, QFormLayout,
-                             QGroupBox, QHBoxLayout, QLabel, QPushButton, QSizePolicy,
-                             QSlider, QToolButton, QVBoxLayout, QWidget)
+from PyQt6.QtWidgets import (QAbstractScrollArea, QAbstractSpinBox, QApplication, QComboBox,
+                             QDoubleSpinBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel,
+                             QPushButton, QSizePolicy, QSlider, QToolButton, QVBoxLayout,
+                             QWidget)
 
 from treedyn_core.widget_ranges import key_range
 

@@ -104,12 +104,14 @@ def compiling_words(model: str, integrator: str, first_run: bool, done: int,
     guess = expected is None
     if guess and first_run:
         expected = FIRST_RUN_KERNELS.get((model, integrator))
-    head = COMPILING_TEXT if first_run else (
-        f"compiling the {integrator + ' integrator' if model == 'articulated' else model + ' model'}'s kernels "
-        f"(once; the simulation waits)")
+    what = f"{integrator} integrator" if model == "articulated" else f"{model} model"
+    head = (COMPILING_TEXT if first_run
+            else f"compiling the {what}'s kernels (once; the simulation waits)")
     if expected and done <= expected:
         return f"{head}: {done} of {'about ' if guess else ''}{expected}", expected
     return (f"{head}: {done} done" if done else f"{head}…"), None
+
+
 RUNNING = "running"
 PAUSED = "paused"
 FAILED = "failed"
@@ -378,10 +380,10 @@ class SimulationWorker(threading.Thread):
         closed meanwhile."""
         if self._factory is not None:
             return True
-        from treedyn_core import warm_up
+        from treedyn_core import kernel, warm_up
 
-        if warm_up.is_warm(model, integrator):
-            return True
+        if not kernel.CACHING or warm_up.is_warm(model, integrator):
+            return True  # without a cache the simulation compiles what it lacks itself
         told = [None]
 
         def progress(done: int, expected: int | None) -> None:

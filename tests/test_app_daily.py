@@ -131,7 +131,8 @@ def test_summaries_of_species_generator_and_limb_presets():
     generator = {"name": "x", "tree": {"generator": {"levels": 3, "species": None}}}
     assert summary(generator).startswith("A generated tree, 3 branching levels")
     assert summary({"name": "Two limbs", "tree": {"limbs": []}}) == "Two limbs."
-    assert plain_text("See `treedyn modes` and **this**\n# Head") == "See treedyn modes and this Head"
+    assert plain_text("See `treedyn modes` and **this**\n# Head") == \
+        "See treedyn modes and this Head"
 
 
 # -- numbers that mean what they show ------------------------------------------------------------
