@@ -45,6 +45,11 @@ SPRING_WIDTH = 2.0  # px
 FOV = 40.0  # deg
 ELEVATION = 10.0  # deg: a walker's view, slightly above the ground
 AZIMUTH = 0.0  # deg: looking along +y, so the default wind (toward +x) blows left → right
+# A tree that leans mostly along the line of sight (two_limbs' limb B, tilted 30° toward −y)
+# is seen from this azimuth instead, half-way round: its lean and the wind both show.
+LEAN_AZIMUTH = 45.0
+LEAN_FRACTION = 0.08  # of the height (two_limbs 0.105, old_oak 0.103 across): less is no lean
+MAX_LEAN = 0.5  # of the height: more is a scene spread out, not a tree leaning (keep azimuth 0)
 MARGIN = 1.2  # the framed tree fills 1/MARGIN of the view
 # The camera sees from distance/sqrt(DEPTH_RANGE) to distance·sqrt(DEPTH_RANGE) (vispy's
 # default 1e6 spends the depth buffer's precision near the eye: in an offscreen render's
@@ -171,6 +176,7 @@ class TreeCanvas:
         self._centre = np.zeros(3)
         self._height = 1.0
         self._crown_radius = 1.0
+        self._azimuth = AZIMUTH
         self._wind = (0.0, 0.0)
         self.canvas.events.resize.connect(self._on_resize)
         self._on_resize()
@@ -204,6 +210,12 @@ class TreeCanvas:
         self._crown_radius = max(float(np.max(np.hypot(points[:, 0] - self._centre[0],
                                                        points[:, 1] - self._centre[1]))),
                                  0.15 * self._height)
+        # The lean: the limbs' length-weighted mean horizontal offset of their tips, m.
+        length = np.linalg.norm(tree.rest_tip - tree.rest_base, axis=1)
+        lean = (length[:, None] * (tree.rest_tip[:, :2] - root[:2])).sum(axis=0) / max(
+            float(length.sum()), 1e-12)
+        leaning = LEAN_FRACTION * self._height < np.hypot(*lean) < MAX_LEAN * self._height
+        self._azimuth = LEAN_AZIMUTH if leaning and abs(lean[1]) > abs(lean[0]) else AZIMUTH
         self._set_up_ground()
         self.tree.set_tree(tree, form)
         self.set_wind(*self._wind)
@@ -269,20 +281,38 @@ class TreeCanvas:
         """Turntable camera looking at the whole tree and its ground."""
         camera = self.view.camera
         width, height = self.canvas.size
-        aspect = max(width, 1) / max(height, 1)
-        vertical = self._height * MARGIN
-        horizontal = 2.0 * self._crown_radius * 1.3 * MARGIN
         camera.center = tuple(self._centre + np.array([0.0, 0.0, 0.5 * self._height]))
-        # scale_factor spans the view's smaller dimension (vispy PerspectiveCamera).
-        if aspect >= 1:
-            camera.scale_factor = max(vertical, horizontal / aspect)
-        else:
-            camera.scale_factor = max(horizontal, vertical * aspect)
+        camera.scale_factor = self._framing_scale(max(width, 1) / max(height, 1))
         camera.elevation = ELEVATION
-        camera.azimuth = AZIMUTH
+        camera.azimuth = self._azimuth
         camera.moved_by_user = False
         self.tree.set_pixels_per_metre(self.pixels_per_metre())
         self.canvas.update()
+
+    @staticmethod
+    def _scale_showing(horizontal: float, vertical: float, aspect: float) -> float:
+        """The camera's scale_factor (it spans the view's smaller side, vispy's
+        PerspectiveCamera) that shows `horizontal` × `vertical` m in a view of `aspect`."""
+        if aspect >= 1:
+            return max(vertical, horizontal / aspect)
+        return max(horizontal, vertical * aspect)
+
+    def _framing_scale(self, aspect: float) -> float:
+        """scale_factor that frames the whole tree in a view of `aspect` (width / height)."""
+        return self._scale_showing(2.0 * self._crown_radius * 1.3 * MARGIN,
+                                   self._height * MARGIN, aspect)
+
+    def _scale_for_image(self, aspect: float) -> float:
+        """scale_factor for an image of `aspect`: the tree framed for it while the camera is
+        as framed; else (moved by the user) what the view shows, all of it."""
+        camera = self.view.camera
+        if not camera.moved_by_user:
+            return self._framing_scale(aspect)
+        width, height = self.canvas.size
+        view_aspect = max(width, 1) / max(height, 1)
+        scale = camera.scale_factor
+        shown = (scale * view_aspect, scale) if view_aspect >= 1 else (scale, scale / view_aspect)
+        return self._scale_showing(*shown, aspect)
 
     def pixels_per_metre(self) -> float:
         """Screen pixels per metre at the camera's centre of rotation."""
@@ -302,8 +332,9 @@ class TreeCanvas:
 
     def render_image(self, width: int, height: int) -> np.ndarray:
         """The view rendered offscreen at `width` × `height` device px, (height, width, 4)
-        uint8 RGBA: the camera as it is, its view widened or narrowed to that aspect ratio
-        (the camera's scale spans the smaller side), limbs as thick for their radius as on
+        uint8 RGBA: the camera's direction as it is; the whole tree framed for the image's
+        aspect ratio while the camera is as framed, else (moved by the user) all the view
+        shows, widened or narrowed to that aspect; limbs as thick for their radius as on
         screen.
 
         vispy 0.17's ``render(size=...)`` does not scale a ViewBox's scene, so the view is
@@ -313,7 +344,10 @@ class TreeCanvas:
         scale = self.canvas.pixel_scale
         widget = self.canvas.central_widget
         saved_size = widget.size
+        camera = self.view.camera
+        saved_scale = camera.scale_factor
         try:
+            camera.scale_factor = self._scale_for_image(width / max(height, 1))
             widget.size = (width / scale, height / scale)
             self._lay_out(width / scale, height / scale)
             self.tree.set_pixels_per_metre(self.pixels_per_metre())
@@ -322,6 +356,7 @@ class TreeCanvas:
             region = (0, self.canvas.physical_size[1] - height, width, height)
             image = self.canvas.render(region=region, size=(width, height))
         finally:
+            camera.scale_factor = saved_scale
             widget.size = saved_size
             self._lay_out(*self.canvas.size)
             self.tree.set_pixels_per_metre(self.pixels_per_metre())

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from PyQt6.QtWidgets import (QCheckBox, QDialog, QDialogButtonBox, QFormLayout, QLabel,
-                             QSpinBox, QWidget)
+                             QWidget)
+
+from .controls import NumberBox
 
 MAX_IMAGE_SIDE = 8192  # px (an offscreen framebuffer larger than this may not exist)
 
@@ -33,24 +35,29 @@ class ImageSizeDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle("Export image")
         self._aspect = width / max(height, 1)
-        self.width_box = QSpinBox()
-        self.height_box = QSpinBox()
+        # Boxes that take any number typed and bring it into range, saying so below them (a
+        # QSpinBox refused the digit that left its range: 10000 became 1000).
+        self.width_box = NumberBox("Width", 0, "px", kept=0)
+        self.height_box = NumberBox("Height", 0, "px", kept=0)
+        self.adjusted = QLabel()
+        self.adjusted.setStyleSheet("color: #b03020;")
         for box, value in ((self.width_box, width), (self.height_box, height)):
             box.setRange(16, MAX_IMAGE_SIDE)
-            box.setSuffix(" px")
+            box.setSingleStep(1)
             box.setValue(int(value))
+            box.adjusted.connect(self.adjusted.setText)
         self.keep_aspect = QCheckBox("Keep the view's aspect ratio")
         self.keep_aspect.setChecked(True)
-        note = QLabel("The camera as it is; another aspect ratio shows more\n"
-                      "or less of the scene at the sides.")
+        note = QLabel("The camera's direction as it is; the whole tree while the view\n"
+                      "is framed (Home), else all the view shows, at any aspect ratio.")
         note.setStyleSheet("color: #505050;")
         form_with_buttons(self, [("Width", self.width_box), ("Height", self.height_box),
-                                 self.keep_aspect, note])
+                                 self.adjusted, self.keep_aspect, note])
         self.width_box.valueChanged.connect(self._width_changed)
         self.height_box.valueChanged.connect(self._height_changed)
 
     def size_chosen(self) -> tuple[int, int]:
-        return self.width_box.value(), self.height_box.value()
+        return round(self.width_box.value()), round(self.height_box.value())
 
     def _width_changed(self, value: int) -> None:
         if self.keep_aspect.isChecked():

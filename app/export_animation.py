@@ -27,6 +27,12 @@ from .dialogs import form_with_buttons
 from .render_video import MAX_SIZE, MIN_SIDE, VideoJob, check_size, film_frames
 
 GLTF, MP4 = "glb", "mp4"
+
+
+def film_frame_count(duration: float, fps: float) -> int:
+    """Frames of a film `duration` s long at `fps` frames/s: frame k shows t = k/fps and lasts
+    1/fps, so 3 s at 30/s is 90 frames (the last shows t = 2.967 s)."""
+    return max(1, int(round(duration * fps)))
 POLL_MS = 50  # how often the progress dialog reads a glTF export's progress
 LIVE_STATE_TIMEOUT_S = 5.0
 
@@ -45,7 +51,7 @@ class ExportRequest:
 class ExportAnimationDialog(QDialog):
     """Format, seconds, frames per second and (film) frame size of an export."""
 
-    def __init__(self, parent: QWidget | None = None):
+    def __init__(self, parent: QWidget | None = None, previous: ExportRequest | None = None):
         super().__init__(parent)
         self.setWindowTitle("Export animation")
         self.kind = QComboBox()
@@ -69,6 +75,12 @@ class ExportAnimationDialog(QDialog):
         form_with_buttons(self, [("Format", self.kind), ("The next", self.duration),
                                  ("Frames", self.fps), ("Film width", self.width_box),
                                  ("Film height", self.height_box)])
+        if previous is not None:  # the last export's choices, whatever its format
+            self.kind.setCurrentIndex(max(self.kind.findData(previous.kind), 0))
+            self.duration.setValue(previous.duration)
+            self.fps.setValue(round(previous.fps))
+            self.width_box.setValue(previous.size[0])
+            self.height_box.setValue(previous.size[1])
         self.kind.currentIndexChanged.connect(self._kind_changed)
         self._kind_changed()
 
@@ -84,9 +96,10 @@ class ExportAnimationDialog(QDialog):
                              float(self.fps.value()), size)
 
     @staticmethod
-    def ask(parent: QWidget | None) -> ExportRequest | None:
-        """Ask; None when cancelled."""
-        dialog = ExportAnimationDialog(parent)
+    def ask(parent: QWidget | None,
+            previous: ExportRequest | None = None) -> ExportRequest | None:
+        """Ask (with the `previous` request's choices); None when cancelled."""
+        dialog = ExportAnimationDialog(parent, previous)
         if dialog.exec() == QDialog.DialogCode.Accepted:
             return dialog.request()
         return None
@@ -109,7 +122,10 @@ class AnimationExport(QObject):
         self.path = Path(path)
         self.request = request
         self.data = data
-        self.total = frame_count(request.duration, request.fps)
+        # A film of d s at f frames/s has d·f frames, each shown 1/f s (3 s at 30/s: 90); an
+        # animation's keys span d s, both ends included (91).
+        self.total = (film_frame_count(request.duration, request.fps) if request.kind == MP4
+                      else frame_count(request.duration, request.fps))
         self.done = 0
         self.result: tuple[bool, str] | None = None  # (ok, message) once finished
         self._outcome: tuple[bool, str] | None = None  # the glTF thread's, for `_poll`
@@ -205,7 +221,8 @@ class AnimationExport(QObject):
         try:
             sim = self._simulation()
             job = VideoJob(self.total, self.request.fps, self.request.size)
-            self._frames = film_frames(sim, job, self._temporary, self.request.duration)
+            self._frames = film_frames(sim, job, self._temporary,
+                                       (self.total - 1) / self.request.fps)
         except Exception as error:
             traceback.print_exc()
             self._finish(False, f"{type(error).__name__}: {error}")

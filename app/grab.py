@@ -44,8 +44,8 @@ The spring is held at an anchor that follows the cursor at most at
 `MAX_ANCHOR_SPEED`: on old_oak's first branch k is 3e9 N/m, and a cursor's jump
 of 0.3 m in one step turned the limb too far for the step's linearisation.
 
-The status line names the grabbed limb in words (`limb_label`): "trunk, 2.1 m
-up", "branch 3, 4.5 m out".
+The status line names the grabbed point in words (`limb_label`): "trunk at 2.1 m
+up", "branch 3 at 4.5 m from the trunk".
 """
 
 from __future__ import annotations
@@ -220,23 +220,25 @@ class GrabSpring:
 
 
 def limb_label(tree, limb: int, point: np.ndarray, base: np.ndarray) -> str:
-    """The grabbed limb in words, for the status line: "trunk, 2.1 m up" (the point's height
-    above the tree's base) on the trunk (the root and the limbs named trunk…), "branch 3,
-    4.5 m out" (its distance from where the branch leaves the trunk, m) on a generated tree's
-    branch b2…, else the limb's own name and its distance from the tree's base.
+    """Where the grabbed point is, in words, for the status line: "trunk at 2.1 m up" (the
+    point's height above the tree's base) on the trunk (the root and the limbs named trunk…),
+    "branch 3 at 4.5 m from the trunk" (its distance from where the branch leaves the trunk)
+    on a generated tree's branch b2…, else the limb's own name and its distance from the
+    tree's base. Distances of the point, never of the pull: "Pulling branch 1, 3.7 m out"
+    read as a pull of 3.7 m after a drag of a few pixels.
 
     point : (3,) m, the grabbed point; base : (N, 3) m, the limbs' bases, inertial."""
     name = tree.names[limb]
     root = base[0]
     if limb == 0 or name.startswith("trunk"):
-        return f"trunk, {point[2] - root[2]:.1f} m up"
+        return f"trunk at {point[2] - root[2]:.1f} m up"
     first = limb
     while tree.parent[first] > 0 and not tree.names[tree.parent[first]].startswith("trunk"):
         first = int(tree.parent[first])
     if name.startswith("b") and tree.names[first][1:].isdigit():
         number = int(tree.names[first][1:]) + 1
-        return f"branch {number}, {np.linalg.norm(point - base[first]):.1f} m out"
-    return f"{name}, {np.linalg.norm(point - root):.1f} m from the base"
+        return f"branch {number} at {np.linalg.norm(point - base[first]):.1f} m from the trunk"
+    return f"{name} at {np.linalg.norm(point - root):.1f} m from the base"
 
 
 class GrabTool:

@@ -59,7 +59,7 @@ def run(preset: str | None = None) -> int:
 
     def close_on_signal(signum, frame) -> None:
         received.append(signum)
-        QTimer.singleShot(0, window.close)
+        QTimer.singleShot(0, window.close_without_asking)
 
     previous = {signum: signal.signal(signum, close_on_signal)
                 for signum in (signal.SIGTERM, signal.SIGINT)}

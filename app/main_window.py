@@ -16,11 +16,12 @@ import sys
 import time
 import traceback
 from pathlib import Path
+from typing import Callable
 
 from PyQt6.QtCore import QSettings, Qt, QTimer
 from PyQt6.QtGui import QAction, QActionGroup, QKeySequence
 from PyQt6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow,
-                             QMessageBox, QScrollArea, QSplitter)
+                             QMessageBox, QProgressBar, QScrollArea, QSplitter)
 
 from treedyn_core.errors import TreedynError
 from treedyn_core.expand import expanded_data
@@ -41,7 +42,9 @@ from .mode_highlight import ModeHighlight, moving_limbs
 from .mode_shapes import ModeAnimation, ModesJob
 from .modes_panel import ModesPanel
 from .plots import LivePlot, PlotHistory
+from .smooth_pose import between
 from .status_line import StatusLine
+from .summary import plain_text, summary
 from .tree_visual import LINES, TUBES
 from .worker import FAILED, LIVE_INTEGRATORS, PAUSED, PREPARING, RUNNING, SimulationWorker
 
@@ -50,8 +53,22 @@ TICK_MS = 16  # ~60 Hz: how often the window reads the worker's latest frame
 # repaint (three polylines of ~1,200 points, antialiased) costs the GUI thread ~2 ms.
 PLOT_INTERVAL_S = 0.05
 STATUS_INTERVAL = 0.25  # s between status-bar refreshes
+# States that come further apart than this (wall time: slow motion, ×0.1 gives 83 ms) are
+# drawn in between at every tick (`smooth_pose`), a state's interval behind the simulation.
+SMOOTH_GAP_S = 1.5 * TICK_MS / 1000.0
 MAX_RECENT = 8
+DEFAULT_SIZE = (1280, 800)  # px, a first window (afterwards the one the user left)
+MINIMUM_SIZE = (960, 600)   # px: the controls, a 3-D view of half the window, a plot
+SIDE_PANEL_WIDTH = 330      # px, the controls' first width (the splitter keeps the user's)
+PLOT_SHARE = 0.22           # of the view area's height, the live plot's first share
+# The settings' names in the unsaved-changes question.
+UNSAVED_NAMES = {"wind.speed": "wind speed", "wind.direction_deg": "wind direction",
+                 "wind.turbulence_intensity": "turbulence", "tuning.stiffness_scale": "stiffness",
+                 "tuning.damping_scale": "damping", "simulation.integrator": "integrator",
+                 "simulation.model": "model"}
+ADJUSTED_MESSAGE_MS = 8000  # a typed value brought into range: how long the status bar says so
 PREPARING_TEXT = "Preparing the simulation…"
+COMPILE_BAR_CELLS = 20  # the view's compile progress bar, in characters
 MOUSE_HELP = "drag a branch: pull it · Ctrl+drag or middle-drag: orbit · wheel: zoom · " \
              "Shift+drag: pan"
 # What the status line says in each of the worker's states (a message may cover it a while).
@@ -88,7 +105,24 @@ def _is_shipped(path) -> bool:
 
 
 def default_settings() -> QSettings:
+    """The user's settings; a file of its own when TREEDYN_SETTINGS names one (the tests: a
+    window opened by a test must not leave its geometry or recent files to the user's app)."""
+    path = os.environ.get("TREEDYN_SETTINGS")
+    if path:
+        return QSettings(path, QSettings.Format.IniFormat)
     return QSettings("treedyn", "treedyn")
+
+
+def preset_entries() -> list[tuple[str, str]]:
+    """The preset picker's shipped entries: (each preset's name, its key), by name."""
+    entries = []
+    for key, path in shipped_presets().items():
+        try:
+            name = load_preset(path).name
+        except TreedynError:
+            name = key
+        entries.append((name, key))
+    return sorted(entries, key=lambda entry: entry[0].lower())
 
 
 class MainWindow(QMainWindow):
@@ -117,6 +151,9 @@ class MainWindow(QMainWindow):
         self._animation: ModeAnimation | None = None
         self._resume_after_modes: bool | None = None
         self.mode_pose = None  # (base, tip) of the mode drawn last (tests read it)
+        self._last_export = None  # the export dialog's last answer: its next defaults
+        self.unsaved_box: QMessageBox | None = None  # the Save / Discard / Cancel question
+        self._close_asked = False  # the user answered the question on closing
 
         self.canvas = TreeCanvas(render_mode=render_mode)
         self.controls = Controls(OFFERED_INTEGRATORS, MODELS)
@@ -126,6 +163,10 @@ class MainWindow(QMainWindow):
         self.grab_tool = GrabTool(self.canvas, lambda: self.worker, self._show_grab)
         self.highlight = ModeHighlight(self.canvas.view.scene)
         self._pose = None  # (base, tip) drawn last
+        # The last two snapshots of the running simulation as (snapshot, wall time it came),
+        # the older first (None before the second), and the fraction between them drawn last.
+        self._states: tuple = (None, None)
+        self._alpha_drawn = None
         self._build_layout()
         self._build_status_bar()
         self._build_menus()
@@ -134,10 +175,10 @@ class MainWindow(QMainWindow):
             self.focus_view)
         self.keys.install(QApplication.instance())
         self._shown_settings: dict = {}  # the controls' settings when the preset was shown
-        self.controls.set_presets(list(shipped_presets()))
-        self._show_preset(preset)
-        self._show_at_rest(preset)
-        self.resize(1200, 760)
+        self.controls.set_presets(preset_entries())
+        self._show_preset(preset, self._show_at_rest(preset))
+        self.setMinimumSize(*MINIMUM_SIZE)
+        self._restore_geometry()
 
         self.worker = self._start_worker(preset)
         # The view's message waits for the first frame: vispy renders each new glyph of a text
@@ -164,19 +205,22 @@ class MainWindow(QMainWindow):
         self.view_area.setStretchFactor(1, 0)
         self.view_area.setChildrenCollapsible(False)
 
-        scroll = QScrollArea()
+        self.side_panel = scroll = QScrollArea()
         scroll.setWidget(self.controls)
         scroll.setWidgetResizable(True)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        scroll.setMinimumWidth(self.controls.sizeHint().width() + 24)
-        splitter = QSplitter(Qt.Orientation.Horizontal)
+        scroll.setMinimumWidth(self.controls.minimumSizeHint().width() + 24)
+        self.splitter = splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.setObjectName("side")
         splitter.addWidget(self.view_area)
         splitter.addWidget(scroll)
         splitter.setStretchFactor(0, 1)
         splitter.setStretchFactor(1, 0)
         splitter.setChildrenCollapsible(False)
         self.setCentralWidget(splitter)
-        self.view_area.setSizes([560, 190])
+        width, height = DEFAULT_SIZE
+        splitter.setSizes([width - SIDE_PANEL_WIDTH, SIDE_PANEL_WIDTH])
+        self.view_area.setSizes([round(height * (1 - PLOT_SHARE)), round(height * PLOT_SHARE)])
         self.modes_dock = QDockWidget("Modes", self)
         self.modes_dock.setObjectName("modes")
         self.modes_dock.setWidget(self.modes_panel)
@@ -190,6 +234,11 @@ class MainWindow(QMainWindow):
         bar = StatusLine()
         self.setStatusBar(bar)
         bar.set_state(PREPARING_TEXT, MOUSE_HELP_FULL)
+        self.compile_bar = QProgressBar()
+        self.compile_bar.setMaximumWidth(160)
+        self.compile_bar.setToolTip("Compiling the physics kernels (numba): once per version")
+        self.compile_bar.hide()
+        bar.addPermanentWidget(self.compile_bar)
         self.time_label = QLabel()
         self.realtime_label = QLabel()
         self.fps_label = QLabel()
@@ -211,6 +260,7 @@ class MainWindow(QMainWindow):
         file_menu = menu.addMenu("&File")
         self.open_action = self._action(file_menu, "&Open…", QKeySequence.StandardKey.Open,
                                         self.open_dialog, "Ctrl+O")
+        self.save_action = self._action(file_menu, "&Save", None, self.save, "Ctrl+S")
         self.save_as_action = self._action(file_menu, "Save &As…", None, self.save_as_dialog,
                                            "Ctrl+Shift+S")
         self.export_action = self._action(file_menu, "&Export image…", None,
@@ -274,6 +324,9 @@ class MainWindow(QMainWindow):
         c.preset.activated.connect(self._preset_picked)
         for slider in (c.wind_speed, c.wind_direction, c.turbulence, c.stiffness, c.damping):
             slider.valueChanged.connect(self._show_title)
+        for slider in c.sliders():
+            slider.adjusted.connect(
+                lambda text: self.statusBar().showMessage(text, ADJUSTED_MESSAGE_MS))
         for combo in (c.integrator, c.model):
             combo.currentTextChanged.connect(self._show_title)
         events = self.canvas.canvas.events
@@ -325,7 +378,14 @@ class MainWindow(QMainWindow):
         self.worker.reset()
         self.history.clear()
         self.canvas.set_message(None)
-        self.statusBar().showMessage("Reset to the rest pose", 3000)
+        self.statusBar().showMessage(self._reset_text(), 3000)
+
+    def _reset_text(self) -> str:
+        """What Reset went back to: the tree's start at t = 0 (`Simulation.start`)."""
+        sim = self.worker.simulation
+        if sim is not None and getattr(sim, "start", None) == "mean_wind":
+            return "Reset to t = 0: the tree bent in its balance in the mean wind"
+        return "Reset to t = 0: the rest pose"
 
     def focus_view(self) -> None:
         """Give the keyboard focus to the view (where every key is a shortcut)."""
@@ -371,9 +431,10 @@ class MainWindow(QMainWindow):
 
     def export_animation_dialog(self) -> None:
         """File → Export animation…: format and length, then the file."""
-        request = ExportAnimationDialog.ask(self)
+        request = ExportAnimationDialog.ask(self, self._last_export)
         if request is None:
             return
+        self._last_export = request
         name = (self._preset.data.get("name") or "treedyn").replace(" ", "_") + f".{request.kind}"
         kinds = {"glb": "glTF binary (*.glb)", "mp4": "MP4 films (*.mp4)"}
         path, _ = QFileDialog.getSaveFileName(self, "Export animation", name, kinds[request.kind])
@@ -568,7 +629,7 @@ class MainWindow(QMainWindow):
         path, _ = QFileDialog.getOpenFileName(self, "Open preset", start,
                                               "treedyn presets (*.yaml *.yml);;All files (*)")
         if path:
-            self.open_preset(path)
+            self.confirm_unsaved(lambda: self.open_preset(path))
 
     def open_preset(self, source: str | os.PathLike) -> bool:
         """Load a preset file or shipped name; on an invalid one show the one-line error and
@@ -591,16 +652,61 @@ class MainWindow(QMainWindow):
             self.worker = self._start_worker(preset)
         return True
 
-    def save_as_dialog(self) -> None:
+    def save(self) -> bool:
+        """File → Save: write the recipe back to its file (Save As… for a shipped preset or
+        one without a file); True if saved."""
+        path = getattr(self._preset, "path", None)
+        if path is None or _is_shipped(path):
+            return self.save_as_dialog()
+        return self.save_as(path)
+
+    def confirm_unsaved(self, then: Callable[[], None],
+                        cancelled: Callable[[], None] | None = None) -> None:
+        """Run `then` at once if no setting is unsaved; else ask Save / Discard / Cancel (a
+        window-modal box, `unsaved_box`, that does not block the event loop) and run it after
+        a Save that saved or a Discard; `cancelled` after Cancel."""
+        if not self.unsaved_settings():
+            then()
+            return
+        if self.unsaved_box is not None:
+            self.unsaved_box.close()
+        name = self._preset.data.get("name") or "untitled"
+        changed = ", ".join(UNSAVED_NAMES.get(key, key) for key in self.unsaved_settings())
+        box = QMessageBox(QMessageBox.Icon.Question, "Unsaved changes",
+                          f"{name}: {changed} changed since it was loaded. Save the changes?",
+                          QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
+                          | QMessageBox.StandardButton.Cancel, self)
+        box.setDefaultButton(QMessageBox.StandardButton.Save)
+        box.setWindowModality(Qt.WindowModality.WindowModal)
+
+        def answered(result: int) -> None:
+            self.unsaved_box = None
+            button = box.standardButton(box.clickedButton()) if box.clickedButton() else None
+            if button == QMessageBox.StandardButton.Save:
+                if self.save():
+                    then()
+                elif cancelled is not None:
+                    cancelled()
+            elif button == QMessageBox.StandardButton.Discard:
+                then()
+            elif cancelled is not None:
+                cancelled()
+
+        box.finished.connect(answered)
+        self.unsaved_box = box
+        box.open()
+
+    def save_as_dialog(self) -> bool:
         start = ""
         if getattr(self._preset, "path", None) is not None:
             start = str(Path(self._preset.path).with_suffix("").name) + "_tuned.yaml"
         path, _ = QFileDialog.getSaveFileName(self, "Save preset as", start,
                                               "treedyn presets (*.yaml *.yml)")
-        if path:
-            if not Path(path).suffix:
-                path += ".yaml"
-            self.save_as(path)
+        if not path:
+            return False
+        if not Path(path).suffix:
+            path += ".yaml"
+        return self.save_as(path)
 
     def save_as(self, path: str | os.PathLike) -> bool:
         """Write the preset's recipe with the settings the user changed (`unsaved_settings`)
@@ -660,13 +766,30 @@ class MainWindow(QMainWindow):
         return data
 
     def _preset_picked(self, index: int) -> None:
-        name = self.controls.preset.itemText(index)
-        if name in shipped_presets():
-            self.open_preset(name)
+        source = self.controls.preset_source(index)
+        if source is None or source == self._preset_source(self._preset):
+            return
 
-    def _show_preset(self, preset) -> None:
-        self.controls.show_preset(self._preset_label(preset),
-                                  preset.data.get("description", "") or "")
+        def back() -> None:  # cancelled: the picker shows the running preset again
+            self.controls.show_preset(self._preset_label(self._preset),
+                                      self._preset_source(self._preset),
+                                      self.controls.description.text(),
+                                      self.controls.full_description.text())
+
+        self.confirm_unsaved(lambda: self.open_preset(source), back)
+
+    def _show_preset(self, preset, tree=None) -> None:
+        """Show `preset` in the controls: its entry in the picker, its summary (with its built
+        `tree`'s size, built here if not given) and its settings."""
+        if tree is None:
+            try:
+                tree = build_tree(preset.data, getattr(preset, "error", None),
+                                  damping_model=False)
+            except TreedynError:
+                tree = None
+        self.controls.show_preset(
+            self._preset_label(preset), self._preset_source(preset),
+            summary(preset.data, tree), plain_text(preset.data.get("description", "") or ""))
         wind, tuning = preset.data["wind"], preset.data["tuning"]
         self.controls.show_values(
             wind_speed=wind["speed"], wind_direction_deg=wind["direction_deg"],
@@ -679,11 +802,20 @@ class MainWindow(QMainWindow):
 
     @staticmethod
     def _preset_label(preset) -> str:
-        """The preset picker's entry: a shipped preset's name, else the file's name."""
+        """The preset picker's entry: the preset's name, and a file's name after it."""
+        name = preset.data.get("name") or "untitled"
         path = getattr(preset, "path", None)
-        if _is_shipped(path):
-            return path.stem
-        return Path(path).name if path is not None else preset.data.get("name", "untitled")
+        if path is None or _is_shipped(path):
+            return name
+        return f"{name} ({Path(path).name})"
+
+    @staticmethod
+    def _preset_source(preset) -> str | None:
+        """What opens `preset` again: a shipped preset's key, else its file's path."""
+        path = getattr(preset, "path", None)
+        if path is None:
+            return None
+        return Path(path).stem if _is_shipped(path) else str(Path(path).resolve())
 
     def _show_title(self, *_) -> None:
         """'Young oak — tuned.yaml* (in /home/ann/trees) — treedyn': the preset's name, its
@@ -700,17 +832,19 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"{name} — {where} — treedyn")
         self.setWindowModified(bool(self.unsaved_settings()))
 
-    def _show_at_rest(self, preset) -> None:
+    def _show_at_rest(self, preset):
         """Draw the preset's tree at rest and its wind at once, before the simulation exists
-        (the tree is built with plain numpy: on a first run the kernels are still compiling)."""
+        (the tree is built with plain numpy: on a first run the kernels are still compiling);
+        returns the tree (None if it cannot be built)."""
         try:
             tree = build_tree(preset.data, getattr(preset, "error", None), damping_model=False)
         except TreedynError:
-            return  # the worker reports it
+            return None  # the worker reports it
         self.canvas.set_tree(tree, form=foliage_form(preset.data))  # its form and colours
         self._framed_preset = preset
         wind = preset.data["wind"]
         self.canvas.set_wind(float(wind["speed"]), float(wind["direction_deg"]))
+        return tree
 
     def _show_choices(self, integrator: str, model: str) -> None:
         """Integrator and model as the running simulation has them (the worker may have
@@ -739,7 +873,8 @@ class MainWindow(QMainWindow):
         files = self.recent_files()
         for path in files:
             action = self.recent_menu.addAction(path)
-            action.triggered.connect(lambda checked=False, p=path: self.open_preset(p))
+            action.triggered.connect(lambda checked=False, p=path: self.confirm_unsaved(
+                lambda: self.open_preset(p)))
         if not files:
             self.recent_menu.addAction("(none)").setEnabled(False)
 
@@ -753,6 +888,8 @@ class MainWindow(QMainWindow):
             if frame.seq != self._seq:
                 self._seq = frame.seq
                 self._show_frame(frame)
+            elif self._animation is None:
+                self._smooth(frame, time.perf_counter())
             self._repaint_plot()
             if self.modes_dock.isVisible():
                 self._poll_modes()
@@ -777,6 +914,7 @@ class MainWindow(QMainWindow):
                 and frame.seq > self._compiling_at + 1:
             self._compiling_at = None  # kernels compiled mid-run (rk4 chosen): steps go on
             self._compiling_text = None
+            self.compile_bar.hide()
             self.canvas.set_message(None)
         if frame.tree is not None and frame.generation != self._generation:
             self._generation = frame.generation
@@ -789,13 +927,21 @@ class MainWindow(QMainWindow):
                                  form=foliage_form(frame.preset.data))
             self._framed_preset = frame.preset
             self._drawn_snapshot = None
+            self._states = (None, None)
             self._pose = None
             self.highlight.show(None)
         if frame.snapshot is not None and frame.snapshot is not self._drawn_snapshot \
                 and self._animation is None:
             self._drawn_snapshot = frame.snapshot
-            self._set_pose(frame.snapshot.base, frame.snapshot.tip)
-            self.grab_tool.follow(frame.snapshot.base, frame.snapshot.tip)
+            now = time.perf_counter()
+            older = self._states[1]
+            if older is not None and not 0 < frame.snapshot.time - older[0].time:
+                older = None  # a reset or another simulation: nothing to draw in between
+            self._states = (older, (frame.snapshot, now))
+            self._alpha_drawn = None
+            if not self._smooth(frame, now):
+                self._set_pose(frame.snapshot.base, frame.snapshot.tip)
+                self.grab_tool.follow(frame.snapshot.base, frame.snapshot.tip)
         if frame.probe is not None and self.history.add(frame.probe, frame.generation):
             self._plot_stale = True
         if frame.settings is not None:
@@ -805,21 +951,51 @@ class MainWindow(QMainWindow):
                 self._shown_wind = wind
                 self.canvas.set_wind(frame.settings.wind_speed,
                                      frame.settings.wind_direction_deg)
+                self.plot.set_wind(frame.settings.wind_speed, frame.settings.wind_direction_deg)
+
+    def _smooth(self, frame, now: float) -> bool:
+        """Draw the pose between the last two states at wall time `now` when they came more
+        than SMOOTH_GAP_S apart (slow motion); False when they did not (drawn as they come)."""
+        older, newer = self._states
+        if older is None or newer is None or frame.settings is None \
+                or frame.state != RUNNING:
+            return False
+        (a, _), (b, came) = older, newer
+        scale = frame.settings.time_scale
+        gap = (b.time - a.time) / scale  # wall s between the two states
+        if gap < SMOOTH_GAP_S:
+            return False
+        alpha = min((now - came) / gap, 1.0)
+        if alpha != self._alpha_drawn:
+            self._alpha_drawn = alpha
+            base, tip = between(a.base, a.tip, b.base, b.tip, alpha)
+            self._set_pose(base, tip)
+            self.grab_tool.follow(base, tip)
+        return True
 
     def _handle(self, event) -> None:
         kind = event.kind
         if kind == "compiling":
             self._compiling_at = self.worker.latest.seq
             self._compiling_text = event.message[:1].upper() + event.message[1:]
+            bar = self.compile_bar
+            if event.total:
+                bar.setRange(0, event.total)
+                bar.setValue(min(event.done, event.total))
+            else:
+                bar.setRange(0, 0)  # busy: the total is not known
+            bar.show()
             if self._drawn_once:
-                self.canvas.set_message(self._compiling_text)
+                self.canvas.set_message(self._view_compiling_text(event))
             self._show_state(self.worker.latest)
         elif kind == "ready":
             self._compiling_at = self._compiling_text = None
+            self.compile_bar.hide()
             self.canvas.set_message(None)
         elif kind == "loaded":
             self._preset = event.preset
             self._compiling_at = self._compiling_text = None
+            self.compile_bar.hide()
             self._show_preset(event.preset)
             path = getattr(event.preset, "path", None)
             if path is not None and not _is_shipped(path):
@@ -840,6 +1016,15 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(event.message, 15000)
         elif kind == "notice":
             self.statusBar().showMessage(event.message, 10000)
+
+    def _view_compiling_text(self, event) -> str:
+        """The compile progress as the view shows it: the words, and a bar when the total is
+        known."""
+        if not event.total:
+            return self._compiling_text
+        filled = round(COMPILE_BAR_CELLS * min(event.done, event.total) / event.total)
+        return (f"{self._compiling_text}\n"
+                f"{'█' * filled}{'░' * (COMPILE_BAR_CELLS - filled)}")
 
     def _show_failure(self, message: str) -> None:
         self.canvas.set_message("Simulation stopped — Reset (Ctrl+R) to start again")
@@ -897,6 +1082,8 @@ class MainWindow(QMainWindow):
         """The status line's text when no message covers it: what the app is doing."""
         if self._compiling_text is not None and frame.state == PREPARING:
             text = f"{self._compiling_text} — the sliders apply when it starts"
+        elif self._compiling_text is not None and frame.state == RUNNING:
+            text = self._compiling_text  # a switch waits for its kernels
         elif frame.state == FAILED:
             what = "Diverged" if "diverged" in (frame.error or "") else "Stopped"
             text = f"{what}: Reset (Ctrl+R) to start again"
@@ -906,6 +1093,31 @@ class MainWindow(QMainWindow):
             text = STATE_TEXT.get(frame.state, "")
         self.statusBar().set_state(text, MOUSE_HELP_FULL)
 
+    # -- window geometry --------------------------------------------------------------------------
+
+    def _restore_geometry(self) -> None:
+        """The size, place and splitters the user left (QSettings), else DEFAULT_SIZE."""
+        geometry = self._settings.value("window/geometry")
+        if geometry is None or not self.restoreGeometry(geometry):
+            width, height = DEFAULT_SIZE
+            screen = QApplication.primaryScreen()
+            if screen is not None:  # a smaller screen: all of it that is free
+                room = screen.availableGeometry()
+                width, height = min(width, room.width()), min(height, room.height())
+            self.resize(max(width, MINIMUM_SIZE[0]), max(height, MINIMUM_SIZE[1]))
+        for name, splitter in (("window/side_splitter", self.splitter),
+                               ("window/view_splitter", self.view_area)):
+            state = self._settings.value(name)
+            if state is not None:
+                splitter.restoreState(state)
+
+    def save_geometry(self) -> None:
+        """Remember the window's size, place and splitters for the next start."""
+        self._settings.setValue("window/geometry", self.saveGeometry())
+        self._settings.setValue("window/side_splitter", self.splitter.saveState())
+        self._settings.setValue("window/view_splitter", self.view_area.saveState())
+        self._settings.sync()
+
     # -- closing ----------------------------------------------------------------------------------
 
     def shutdown(self, timeout: float = 1.0) -> bool:
@@ -914,9 +1126,25 @@ class MainWindow(QMainWindow):
         self.keys.remove(QApplication.instance())
         return self.worker.close(timeout)
 
+    def close_without_asking(self) -> None:
+        """Close even with unsaved settings (a signal, SIGTERM or Ctrl-C, ends the app)."""
+        self._close_asked = True
+        self.close()
+
     def closeEvent(self, event) -> None:
         # An exception escaping a PyQt6 closeEvent aborts the process: never let one out.
         try:
+            if not self._close_asked and self.timer.isActive() and self.unsaved_settings():
+                event.ignore()
+
+                def close() -> None:
+                    self._close_asked = True
+                    QTimer.singleShot(0, self.close)
+
+                self.confirm_unsaved(close)
+                return
+            if self.timer.isActive():
+                self.save_geometry()
             if not self.shutdown(1.0):
                 print("treedyn: the simulation thread did not stop within 1 s", file=sys.stderr)
         except Exception:

@@ -164,8 +164,21 @@ class LivePlot(QWidget):
                         "the base of the trunk, over the last 20 s of simulated time")
         self._displacement_range = AxisRange(symmetric=True, floor=0.01)
         self._moment_range = AxisRange(symmetric=False, floor=0.001)
+        self.names = ("downwind", "crosswind")  # the displacement's two axes, in words
         self._font = QFont(self.font())
         self._font.setPointSizeF(max(self._font.pointSizeF() - 1.0, 7.0))
+
+    def set_wind(self, speed: float, direction_deg: float) -> None:
+        """Name the displacement's axes for the wind in force: downwind and crosswind, or in
+        still air the azimuths they lie along (the probe keeps the wind's last direction)."""
+        if speed > 0:
+            names = ("downwind", "crosswind")
+        else:
+            names = (f"toward {direction_deg % 360:.0f}°",
+                     f"toward {(direction_deg + 90) % 360:.0f}°")
+        if names != self.names:
+            self.names = names
+            self.update()
 
     def sizeHint(self):
         hint = super().sizeHint()
@@ -191,8 +204,8 @@ class LivePlot(QWidget):
             h = self.history
             start, end = h.span()
             t = h.time
-            self._strip(painter, upper, start, end, t, [(h.downwind, DOWNWIND, "downwind"),
-                                                        (h.crosswind, CROSSWIND, "crosswind")],
+            self._strip(painter, upper, start, end, t, [(h.downwind, DOWNWIND, self.names[0]),
+                                                        (h.crosswind, CROSSWIND, self.names[1])],
                         self._displacement_range, "crown-top displacement (m)")
             self._strip(painter, lower, start, end, t, [(h.moment, MOMENT, "")],
                         self._moment_range, "bending moment at the base (kN·m)")

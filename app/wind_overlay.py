@@ -26,6 +26,9 @@ RIM = (0.35, 0.40, 0.45, 1.0)
 # The dial's radius: this fraction of the view's smaller side, at least MIN_RADIUS px.
 RADIUS_FRACTION = 0.07
 MIN_RADIUS = 26.0  # logical px
+# The caption's top, in radii below the dial's centre: vispy's "top" anchor sits about a
+# quarter of the font's height below the letters' tops, and at 1.12 the caption touched the rim.
+CAPTION_GAP = 1.3
 MARGIN_FRACTION = 0.35  # of the radius, between the dial (and its caption) and the edges
 ORDER = 20  # drawn after the scene and the grab spring
 
@@ -35,7 +38,7 @@ def placement(width: float, height: float) -> tuple[np.ndarray, float]:
     px (y down): bottom right, its caption below it."""
     radius = max(RADIUS_FRACTION * min(width, height), MIN_RADIUS)
     margin = MARGIN_FRACTION * radius
-    caption_height = 0.55 * radius
+    caption_height = (CAPTION_GAP - 1.0 + 0.45) * radius
     return np.array([width - margin - radius, height - margin - caption_height - radius]), radius
 
 
@@ -125,7 +128,7 @@ class WindOverlay:
         self._face.radius = self._radius
         # vispy's font size is in points; 0.2 radius ≈ a readable caption at the default size.
         self._caption.font_size = 0.2 * self._radius
-        self._caption.pos = (self._centre[0], self._centre[1] + 1.12 * self._radius)
+        self._caption.pos = (self._centre[0], self._centre[1] + CAPTION_GAP * self._radius)
         self._x_label.font_size = 0.17 * self._radius
         self._draw_dial()
 

@@ -32,6 +32,7 @@ backlog is dropped (the view stays live) and the real-time factor shows it.
 from __future__ import annotations
 
 import math
+import os
 import queue
 import threading
 import time
@@ -73,6 +74,43 @@ def start_compiling(preset) -> None:
 
 PREPARING = "preparing"
 COMPILING_TEXT = "compiling physics kernels, first run only"
+# The kernels a session may want after its first start (another integrator, the seed model):
+# compiled in the background once the simulation runs, so that switching later costs no freeze.
+BACKGROUND_KERNELS = (("articulated", "galpha"), ("seed", "implicit"), ("articulated", "rk4"))
+BACKGROUND_DELAY_S = 2.0  # after the simulation starts: its first seconds keep both cores
+# TREEDYN_BACKGROUND_COMPILE=0 turns the background compile off (the tests do: each of their
+# short-lived windows would start children on a cold cache only to end them).
+BACKGROUND_SWITCH = "TREEDYN_BACKGROUND_COMPILE"
+# The articulated θ-method's kernels on an empty cache (63 counted here, numba 0.60): the "of
+# about N" of a very first run, before any warm-up has recorded its count.
+FIRST_RUN_KERNELS = {("articulated", "implicit"): 63}
+_kernel_locks: dict[tuple[str, str], threading.Lock] = {}
+_kernel_locks_guard = threading.Lock()
+
+
+def kernel_lock(model: str, integrator: str) -> threading.Lock:
+    """The lock held while a (model, integrator)'s kernels compile in this process's children:
+    the background compile and a switch that needs them never compile them twice at once."""
+    with _kernel_locks_guard:
+        return _kernel_locks.setdefault((model, integrator), threading.Lock())
+
+
+def compiling_words(model: str, integrator: str, first_run: bool, done: int,
+                    expected: int | None) -> tuple[str, int | None]:
+    """The compile progress in words, and the total it counts toward (None: not known):
+    "compiling physics kernels, first run only: 12 of 63", "compiling the galpha
+    integrator's kernels (once; the simulation waits): 2 of 3"."""
+    guess = expected is None
+    if guess and first_run:
+        expected = FIRST_RUN_KERNELS.get((model, integrator))
+    what = f"{integrator} integrator" if model == "articulated" else f"{model} model"
+    head = (COMPILING_TEXT if first_run
+            else f"compiling the {what}'s kernels (once; the simulation waits)")
+    if expected and done <= expected:
+        return f"{head}: {done} of {'about ' if guess else ''}{expected}", expected
+    return (f"{head}: {done} done" if done else f"{head}…"), None
+
+
 RUNNING = "running"
 PAUSED = "paused"
 FAILED = "failed"
@@ -171,6 +209,8 @@ class Event:
     kind: str
     message: str = ""
     preset: Any = None
+    done: int = 0  # compiling: kernels compiled so far, of `total` (None: not known)
+    total: int | None = None
 
 
 class SimulationWorker(threading.Thread):
@@ -209,6 +249,11 @@ class SimulationWorker(threading.Thread):
         self._probe = None
         self._crown = 0
         self._external_load = None
+        self._background: threading.Thread | None = None
+        self._background_progress: tuple | None = None  # ((model, integrator), done, expected)
+        # Wall-clock s between successive publications while running (the last ones): how long
+        # the view went without a new state (a switch that compiled would show as a gap).
+        self.gaps: deque[float] = deque(maxlen=2000)
         self.latest = Frame(seq=0, generation=0, state=PREPARING)
 
     # -- read by the GUI (any thread) ------------------------------------------------------------
@@ -309,6 +354,7 @@ class SimulationWorker(threading.Thread):
         try:
             self._publish(PREPARING)
             if self._build(self._initial_preset, first=True):
+                self._start_background_compile()
                 self._loop()
         except BaseException as exc:  # never die silently: the GUI must show it
             traceback.print_exc()
@@ -323,22 +369,83 @@ class SimulationWorker(threading.Thread):
     def _compile_kernels(self, preset, model: str | None) -> bool:
         """Have the kernels of `preset`'s simulation compiled in a child process (at once when
         they are cached), announcing the progress; False when the worker was closed meanwhile."""
+        return self._ensure_kernels(*kernels_of(preset, model), first_run=self._sim is None)
+
+    def _ensure_kernels(self, model: str, integrator: str, first_run: bool = False) -> bool:
+        """Have a (model, integrator)'s kernels compiled in child processes before this thread
+        steps them (compiled here, numba would hold the simulation, and the GIL, for seconds
+        with no word), announcing the progress ("compiling" events with done and total);
+        waits for the background compile if it has them under way. False when the worker was
+        closed meanwhile."""
         if self._factory is not None:
             return True
-        from treedyn_core import warm_up
+        from treedyn_core import kernel, warm_up
 
-        kernels = kernels_of(preset, model)
+        if not kernel.CACHING or warm_up.is_warm(model, integrator):
+            return True  # without a cache the simulation compiles what it lacks itself
+        told = [None]
 
         def progress(done: int, expected: int | None) -> None:
-            count = (f": {done} of {expected}" if expected and done <= expected
-                     else f": {done} done" if done else "…")
-            self._news.put(Event("compiling", f"{COMPILING_TEXT}{count}"))
+            text, total = compiling_words(model, integrator, first_run, done, expected)
+            if text != told[0]:
+                told[0] = text
+                self._news.put(Event("compiling", text, done=done, total=total))
 
+        lock = kernel_lock(model, integrator)
+        progress(0, warm_up.expected_count(model, integrator))
+        while not lock.acquire(timeout=0.1):  # the background compile has them under way
+            if self._halt.is_set():
+                return False
+            under_way = self._background_progress
+            if under_way is not None and under_way[0] == (model, integrator):
+                progress(*under_way[1:])
         try:
-            warm_up.compile_kernels(*kernels, progress, self._halt)
+            warm_up.compile_kernels(model, integrator, progress, self._halt)
         except Exception:  # the simulation then compiles what it lacks itself
             traceback.print_exc()
+        finally:
+            lock.release()
         return not self._halt.is_set()
+
+    def _start_background_compile(self) -> None:
+        """Compile BACKGROUND_KERNELS in child processes, one pair after another, in a thread
+        of their own (the simulation runs meanwhile; closing the worker ends it)."""
+        if self._factory is not None or os.environ.get(BACKGROUND_SWITCH, "1") == "0":
+            return
+        from treedyn_core import kernel
+
+        if not kernel.CACHING:
+            return
+
+        def compile_all() -> None:
+            from treedyn_core import warm_up
+
+            if self._halt.wait(BACKGROUND_DELAY_S):
+                return
+            for pair in BACKGROUND_KERNELS:
+                if self._halt.is_set():
+                    return
+                with kernel_lock(*pair):
+                    if warm_up.is_warm(*pair) or self._halt.is_set():
+                        continue
+                    self._background_progress = (pair, 0, warm_up.expected_count(*pair))
+
+                    def progress(done: int, expected: int | None, pair=pair) -> None:
+                        self._background_progress = (pair, done, expected)
+
+                    try:
+                        warm_up.compile_kernels(*pair, progress, self._halt)
+                    except Exception:
+                        traceback.print_exc()
+                    self._background_progress = None
+
+        self._background = threading.Thread(target=compile_all, daemon=True,
+                                            name="treedyn-background-compile")
+        self._background.start()
+
+    def background_compile_done(self) -> bool:
+        """The background compile has ended (or never started)."""
+        return self._background is None or not self._background.is_alive()
 
     def _loop(self) -> None:
         while not self._halt.is_set():
@@ -598,6 +705,8 @@ class SimulationWorker(threading.Thread):
             self._news.put(Event("refused", f"{name} is an offline reference integrator "
                                             "(treedyn run); the app steps with implicit"))
             return
+        # The kernels are compiled (or waited for) after the integrator is accepted and before
+        # the next step, which would compile them here.
         if name != "rk4":
             try:
                 self._sim.set_integrator(name)
@@ -605,8 +714,10 @@ class SimulationWorker(threading.Thread):
                 self._sim.set_integrator("implicit")
                 self._news.put(Event("refused", f"{exc}; the app steps with implicit"))
             self._use_substeps(1)
+            self._ensure_kernels(self._sim.model, self._sim.integrator)
             return
         self._sim.set_integrator("rk4")
+        self._ensure_kernels(self._sim.model, "rk4")
         if not self._check_rk4():
             return
         self._news.put(Event("notice", f"rk4: {self._substeps} sub-steps of "
@@ -667,7 +778,10 @@ class SimulationWorker(threading.Thread):
 
     def _publish(self, state: str) -> None:
         self._seq += 1
-        self._published_at = time.perf_counter()
+        now = time.perf_counter()
+        if state == RUNNING and self.latest.state == RUNNING:
+            self.gaps.append(now - self._published_at)
+        self._published_at = now
         if self._sim is None:
             self.latest = replace(self.latest, seq=self._seq, state=state, error=self._failure)
             return

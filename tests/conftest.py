@@ -14,3 +14,13 @@ if _worker:
     _base = os.environ.get("TREEDYN_CACHE_DIR") or str(
         Path(tempfile.gettempdir()) / f"treedyn-test-kernels-{getattr(os, 'getuid', int)()}")
     os.environ["TREEDYN_CACHE_DIR"] = str(Path(_base) / _worker)
+
+# The app's settings (window geometry, recent files) of windows the tests open without a
+# settings object of their own, and of the app processes they start: a file of the session's,
+# never the user's (app/main_window.py, default_settings).
+os.environ.setdefault("TREEDYN_SETTINGS", str(
+    Path(tempfile.mkdtemp(prefix="treedyn-test-settings-")) / "treedyn.ini"))
+# No background compile of the other integrators' kernels in the app's windows
+# (app/worker.py): on a cold cache each short-lived test window would start it and end it. The
+# test of it turns it on.
+os.environ.setdefault("TREEDYN_BACKGROUND_COMPILE", "0")

@@ -109,9 +109,9 @@ def test_pulling_moves_the_grabbed_point_to_the_cursor(qtbot, open_window, kind)
         assert across <= drop + 0.05 * length
     else:
         assert miss <= 0.10 * np.linalg.norm(drag)
-    words = {"trunk": r"Pulling trunk, \d+\.\d m up: [\d.]+ k?N",
-             "branch": r"Pulling branch \d+, \d+\.\d m out: [\d.]+ k?N",
-             "twig": r"Pulling branch \d+, \d+\.\d m out: [\d.]+ k?N"}[kind]
+    words = {"trunk": r"Pulling trunk at \d+\.\d m up: [\d.]+ k?N",
+             "branch": r"Pulling branch \d+ at \d+\.\d m from the trunk: [\d.]+ k?N",
+             "twig": r"Pulling branch \d+ at \d+\.\d m from the trunk: [\d.]+ k?N"}[kind]
     breaking = r"( — would break the (branch|trunk|trunk at the ground))?$"
     assert re.match(words + breaking, message), message
     # the warning is there exactly when the pull's bending moment exceeds the wood's strength

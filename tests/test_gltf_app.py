@@ -44,7 +44,7 @@ def test_menu_exports_a_valid_gltf_while_the_view_runs(qtbot, window, tmp_path, 
     folder.mkdir()
     out = folder / "sapling.glb"
     monkeypatch.setattr(ExportAnimationDialog, "ask",
-                        staticmethod(lambda parent: ExportRequest(GLTF, 1.0, 30.0)))
+                        staticmethod(lambda parent, previous=None: ExportRequest(GLTF, 1.0, 30.0)))
     monkeypatch.setattr(QFileDialog, "getSaveFileName",
                         staticmethod(lambda *args, **kwargs: (str(out), "")))
     jobs = []
@@ -76,7 +76,7 @@ def test_film_export_has_its_frames_and_size(qtbot, window, tmp_path):
     reader = imageio.get_reader(str(out), format="FFMPEG")
     frames = [frame for frame in reader]
     reader.close()
-    assert len(frames) == 16 and frames[0].shape == (240, 320, 3)
+    assert len(frames) == 15 and frames[0].shape == (240, 320, 3)  # 0.5 s at 30/s
     assert window.worker.simulation.time > started_at
 
 
