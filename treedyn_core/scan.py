@@ -14,7 +14,8 @@ The conversion is mechanics, in five steps (`scan_limbs`):
    Its wood (and, in leaf, the foliage of the tips it carries) is a point mass on the limb
    that carries it, where its thin branch starts.
 3. Branches and limbs: a branch is a chain of cylinders, each continued by its
-   ``extension`` (else by the child of the same ``branch``, else by its thickest child).
+   ``extension`` (else by the child of the same ``branch``, else by its thickest child that
+   starts on its last quarter, `END_FRACTION`).
    Along a branch the cylinders are cut (a cylinder longer than ``limb_length`` into equal
    pieces) and merged into limbs of about ``limb_length``. A limb runs straight from its
    first piece's start to its last piece's end; its length is the pieces' length along the
@@ -58,6 +59,9 @@ AXIS_TOLERANCE = 1e-3
 # it part of that tree (a segmentation error of the QSM).
 FAR_CHILD_DISTANCE = 1.0
 BREAST_HEIGHT = 1.3  # m
+# Without extension or branch columns, a child continues its parent's branch only if it starts
+# beyond this fraction of the parent's length.
+END_FRACTION = 0.75
 
 _KEY = "tree.scan"
 
@@ -180,18 +184,13 @@ def scan_limbs(scan: dict, data: dict, base: Path | None = None, error=None) -> 
            tuple(float(material[k]) for k in ("density", "youngs_modulus", "poisson_ratio")))
     result = _convert_cached(key)
     if isinstance(result, Exception):
-        raise (_error(result.args[0], result.args[1], error)
-               if isinstance(result, _KeyProblem) else result)
+        raise result
     if int(scan["max_limbs"]) < len(result.limbs):
         raise _error(f"{_KEY}.max_limbs", f"the scan makes {len(result.limbs):,} limbs, more "
                      f"than max_limbs = {int(scan['max_limbs']):,} (raise it, or "
                      f"tree.scan.min_radius or tree.scan.limb_length)", error)
     return ScanLimbs([dict(limb) for limb in result.limbs], result.summary, result.height,
                      result.dbh)
-
-
-class _KeyProblem(Exception):
-    """(key_path, message) of a problem reported at a preset key."""
 
 
 def _frozen(scan: dict) -> tuple:
@@ -212,7 +211,7 @@ def _convert_cached(key: tuple):
     except Exception as exc:  # cached too: a bad file is refused as fast as a good one loads
         from .errors import TreedynError
 
-        if isinstance(exc, (TreedynError, _KeyProblem)):
+        if isinstance(exc, TreedynError):
             return exc
         raise
     if key not in _reported:
@@ -264,7 +263,11 @@ def convert(cylinders: Cylinders, scan: dict, material: dict) -> ScanLimbs:
             same = [c for c in candidates if cylinders.branch[c] == cylinders.branch[i]]
             choice = max(same, key=lambda c: r[c]) if same else -1
         if choice < 0 and (extension is None and cylinders.branch is None):
-            choice = max(candidates, key=lambda c: r[c])
+            # No extension or branch column: the thickest child starting on the last
+            # quarter of this cylinder (a child starting lower is a side branch).
+            ends = [c for c in candidates
+                    if _projection(start[c], start[i], axis[i], L[i])[0] > END_FRACTION]
+            choice = max(ends, key=lambda c: r[c]) if ends else -1
         continuation[i] = choice
     is_continuation = np.zeros(n, dtype=bool)
     is_continuation[continuation[continuation >= 0]] = True
@@ -289,7 +292,10 @@ def convert(cylinders: Cylinders, scan: dict, material: dict) -> ScanLimbs:
         first = len(limbs)
         current, acc, arc0 = [], 0.0, 0.0
         for piece in pieces:
-            if current and abs(acc - limb_length) <= abs(acc + piece[3] - limb_length):
+            # Close the limb where that leaves it nearer limb_length (a tie within round-off,
+            # 1e-6 of it, merges: the same limbs whatever the file's digits).
+            if current and abs(acc - limb_length) + 1e-6 * limb_length \
+                    < abs(acc + piece[3] - limb_length):
                 limbs.append(_Limb(head, current, arc0, arc0 + acc))
                 current, arc0, acc = [], arc0 + acc, 0.0
             current.append(piece)
@@ -324,7 +330,7 @@ def convert(cylinders: Cylinders, scan: dict, material: dict) -> ScanLimbs:
             continue
         t, gap = _projection(start[head], start[p], axis[p], L[p])
         if gap > FAR_CHILD_DISTANCE:
-            raise _KeyProblem(f"{_KEY}.file", f"{name}: cylinder {head + 1} starts "
+            raise _error(name, f"cylinder {head + 1} starts "
                               f"{gap:.3g} m from the axis of its parent, cylinder {p + 1}; "
                               f"a branch more than {FAR_CHILD_DISTANCE:g} m off its parent "
                               f"is no part of it (a segmentation error of the QSM?)")
