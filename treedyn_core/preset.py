@@ -444,8 +444,11 @@ def _tree(value: Any, path: str, where: _Where) -> dict:
     given = [key for key in schema.TREE if key in value]
     if len(given) != 1:
         where.fail(path, "give exactly one of 'limbs' (an explicit limb list), 'generator' "
-                         "(a generated tree) and 'scan' (a scanned tree)"
-                   + (", not more" if given else ""))
+                         "(a generated tree) and 'scan' (a scanned tree), not more"
+                   if "scan" in given else
+                   "give exactly one of 'limbs' (an explicit limb list) and 'generator' "
+                   "(a generated tree)" + (", not both" if given else " (or 'scan', a scanned "
+                                                                     "tree)"))
     if given == ["limbs"]:
         return {"limbs": _limbs(value["limbs"], _join(path, "limbs"), where)}
     if given == ["scan"]:
