@@ -43,7 +43,7 @@ SPECIES.update({k: "betula_pendula" for k in (18, 19, 20, 21)})
 
 def measured(record: Path) -> tuple[float, float] | None:
     """(f Hz, ζ) of one pull-and-release strain record, or None where the fit is poor or the
-    record is not one channel (tree 3's hold 12, unlabelled)."""
+    record is not one channel (tree 3's summer records hold 12, unlabelled)."""
     y = np.loadtxt(record)
     if y.ndim != 1:
         return None
