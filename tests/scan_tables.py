@@ -97,3 +97,38 @@ def write_csv(path, table: np.ndarray, columns=COLUMNS) -> None:
     rows = [",".join(f"{v:.10g}" for v in row[:len(columns)]) for row in table]
     with open(path, "w", encoding="utf-8") as stream:
         stream.write(",".join(columns) + "\n" + "\n".join(rows) + "\n")
+
+
+def write_mat_struct_array(path, tables: list) -> None:
+    """A v5 MAT file with a 1×n struct array ``QSM`` of models, each with its ``cylinder``."""
+    import scipy.io
+
+    models = np.empty((1, len(tables)), dtype=[("cylinder", object)])
+    for k, table in enumerate(tables):
+        models[0, k]["cylinder"] = _struct_fields(table)
+    scipy.io.savemat(str(path), {"QSM": models})
+
+
+def write_mat73_struct_array(path, tables: list, name: str = "QSM") -> None:
+    """A MATLAB v7.3 file with a 1×n struct array: the field ``cylinder`` a dataset of object
+    references to groups in ``#refs#``, as MATLAB writes a struct array's fields."""
+    import h5py
+
+    with h5py.File(path, "w", userblock_size=512) as store:
+        refs = store.create_group("#refs#")
+        references = []
+        for k, table in enumerate(tables):
+            cylinder = refs.create_group(f"m{k}")
+            for field, value in _struct_fields(table).items():
+                cylinder.create_dataset(field, data=np.ascontiguousarray(value.T))
+            references.append(cylinder.ref)
+        group = store.create_group(name)
+        group.create_dataset("cylinder", data=np.array([references], dtype=h5py.ref_dtype).T)
+
+
+def write_mat73_matrix(path, table: np.ndarray, name: str = "cyl") -> None:
+    """A MATLAB v7.3 file with one N×M double matrix (stored M×N)."""
+    import h5py
+
+    with h5py.File(path, "w", userblock_size=512) as store:
+        store.create_dataset(name, data=np.ascontiguousarray(table.T))

@@ -8,6 +8,7 @@ import math
 import os
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -81,6 +82,26 @@ def test_the_formats_give_the_same_limbs(tmp_path, generated):
             assert a["name"] == b["name"] and a["parent"] == b["parent"]
             assert a["mass"] == pytest.approx(b["mass"], rel=1e-8)
             assert a["stiffness"] == pytest.approx(b["stiffness"], rel=1e-8)
+
+
+@pytest.mark.parametrize("writer", [scan_tables.write_mat_struct_array,
+                                    scan_tables.write_mat73_struct_array])
+def test_a_struct_array_gives_the_first_model_or_the_one_chosen(tmp_path, writer):
+    tall = scan_tables.tapered_stem_table(10.0, 0.15, 0.5, 20)
+    short = scan_tables.tapered_stem_table(6.0, 0.1, 0.5, 12)
+    path = tmp_path / "models.mat"
+    writer(path, [tall, short])
+    assert build_tree(scan_data(path)).height == pytest.approx(10.0, rel=1e-12)
+    assert build_tree(scan_data(path, model=1)).height == pytest.approx(6.0, rel=1e-12)
+    with pytest.raises(PresetError, match=r"^models\.mat: QSM holds 2 model\(s\); model 2 "):
+        build_tree(scan_data(path, model=2))
+
+
+def test_a_v73_file_with_one_matrix_is_read(tmp_path):
+    table = scan_tables.tapered_stem_table(10.0, 0.15, 0.5, 20)
+    scan_tables.write_mat73_matrix(tmp_path / "m.mat", table)
+    tree = build_tree(scan_data(tmp_path / "m.mat", min_radius=0.0))
+    assert tree.height == pytest.approx(10.0, rel=1e-12)
 
 
 @pytest.mark.parametrize("q", [0.5, 0.8])
@@ -276,3 +297,25 @@ def test_bad_input_on_the_command_line_exits_2_and_writes_nothing(tmp_path):
             lines = done.stderr.strip().splitlines()
             assert len(lines) == 1 and words in lines[0], (name, done.stderr)
             assert not out.exists()
+
+
+# The interactive target: a 10,000-cylinder QSM loads, converts and starts in 3 s warm.
+START_SECONDS = 3.0
+
+
+@pytest.mark.slow
+def test_a_10000_cylinder_scan_loads_converts_and_starts_in_3_s(tmp_path):
+    from treedyn_core.simulation import Simulation
+
+    raw = {"tree": {"generator": {"trunk": {"length": 20.0, "radius": 0.5, "segments": 20},
+                                  "levels": 6, "children": 4, "segments": 2}}}
+    table = scan_tables.cylinder_table(build_tree(validate(raw, "<test>")))
+    assert len(table) >= 10000
+    path = tmp_path / "big.mat"
+    scan_tables.write_mat_struct(path, table)
+    Simulation(load_preset(path)).step(1)   # kernels compiled and cached (warm)
+    path.touch()   # a new modification time: converted anew, not from the cache
+    os.utime(path, ns=(1, 1))
+    start = time.perf_counter()
+    Simulation(load_preset(path)).step(1)
+    assert time.perf_counter() - start < START_SECONDS

@@ -48,7 +48,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import anchorage, species
+from . import anchorage, so3, species
 from .qsm_read import Cylinders, read_cylinders
 
 # A cylinder this short (m) or shorter is degenerate (dropped, its children re-hung).
@@ -351,22 +351,24 @@ def convert(cylinders: Cylinders, scan: dict, material: dict) -> ScanLimbs:
 
     # Step 4: mass, centre of mass and inertia about it, in limb axes (z along the limb).
     density = float(material["density"])
-    mass = np.zeros(n_limbs)
-    first_moment = np.zeros(n_limbs)   # Σ m s, s along the limb from its base (m)
-    second_moment = np.zeros(n_limbs)  # Σ m s² + own ℓ²/12 terms
-    radial = np.zeros(n_limbs)         # Σ m r² (axial inertia ×2; transverse ×4)
-    volume_r2 = np.zeros(n_limbs)      # Σ r² ℓ, for the drawn radius
-    for j, lb in enumerate(limbs):
-        s = 0.0
-        for c, _, _, ell in lb.pieces:
-            m = density * math.pi * r[c] ** 2 * ell
-            centre = s + 0.5 * ell
-            mass[j] += m
-            first_moment[j] += m * centre
-            second_moment[j] += m * (centre ** 2 + ell ** 2 / 12.0)
-            radial[j] += m * r[c] ** 2
-            volume_r2[j] += r[c] ** 2 * ell
-            s += ell
+    # The pieces as flat arrays: cylinder, length (m), limb, offset of its start in the limb (m).
+    piece_cylinder = np.array([c for lb in limbs for c, _, _, _ in lb.pieces], dtype=np.int64)
+    piece_length = np.array([ell for lb in limbs for _, _, _, ell in lb.pieces])
+    piece_limb = np.repeat(np.arange(n_limbs), [len(lb.pieces) for lb in limbs])
+    piece_end = np.cumsum(piece_length)
+    limb_first = np.searchsorted(piece_limb, np.arange(n_limbs))
+    limb_offset = np.concatenate([[0.0], piece_end])[limb_first]
+    piece_s = piece_end - piece_length - limb_offset[piece_limb]
+    piece_r = r[piece_cylinder]
+    piece_mass = density * np.pi * piece_r ** 2 * piece_length
+    centre = piece_s + 0.5 * piece_length
+    mass = np.bincount(piece_limb, piece_mass, n_limbs)
+    first_moment = np.bincount(piece_limb, piece_mass * centre, n_limbs)  # Σ m s (kg m)
+    # Σ m s² with each piece's own ℓ²/12 (kg m²), and Σ m r² (axial inertia × 2)
+    second_moment = np.bincount(piece_limb, piece_mass * (centre ** 2 + piece_length ** 2 / 12.0),
+                                n_limbs)
+    radial = np.bincount(piece_limb, piece_mass * piece_r ** 2, n_limbs)
+    volume_r2 = np.bincount(piece_limb, piece_r ** 2 * piece_length, n_limbs)  # drawn radius
     wood_kept = float(mass.sum())
 
     # Folded cylinders: at the start of their thin branch on the carrying limb.
@@ -427,16 +429,10 @@ def convert(cylinders: Cylinders, scan: dict, material: dict) -> ScanLimbs:
     # Step 5: joint springs from the integrated flexibility ∫ dz / I(z) over the half limbs.
     E = float(material["youngs_modulus"])
     G = E / (2.0 * (1.0 + float(material["poisson_ratio"])))
-    lower = np.zeros(n_limbs)  # ∫ dz/I from the limb's base to its mid-length, m⁻³
-    upper = np.zeros(n_limbs)  # from its mid-length to its end
-    for j, lb in enumerate(limbs):
-        half, s = 0.5 * length[j], 0.0
-        for c, _, _, ell in lb.pieces:
-            inverse = 4.0 / (math.pi * r[c] ** 4)
-            below = min(max(half - s, 0.0), ell)
-            lower[j] += below * inverse
-            upper[j] += (ell - below) * inverse
-            s += ell
+    inverse = 4.0 / (np.pi * piece_r ** 4)
+    below = np.clip(0.5 * length[piece_limb] - piece_s, 0.0, piece_length)
+    lower = np.bincount(piece_limb, below * inverse, n_limbs)  # ∫ dz/I base → mid-length, m⁻³
+    upper = np.bincount(piece_limb, (piece_length - below) * inverse, n_limbs)  # mid → end
     along = np.array([limb_parent[j] >= 0 and limbs[j].arc0 > 0.0 for j in range(n_limbs)])
     flexibility = lower + np.where(along, upper[np.maximum(limb_parent, 0)], 0.0)
     k_bend, k_twist = E / flexibility, 2.0 * G / flexibility
@@ -530,36 +526,30 @@ def _root_stiffness(scan: dict, stem_mass: float) -> float | None:
 def _rest_rotations(direction: np.ndarray, parent: np.ndarray) -> np.ndarray:
     """(N, 3) deg: each limb's rest rotation relative to its parent's rest frame (root: to the
     inertial frame), the smallest rotation taking the parent's axis (z) to the limb's
-    direction (N, 3, inertial); limbs in an order with parents first."""
+    direction (N, 3, inertial); parents before children. One vectorised pass per depth."""
     n = len(direction)
+    depth = np.zeros(n, dtype=np.int64)
+    for j in range(1, n):
+        if parent[j] >= 0:
+            depth[j] = depth[parent[j]] + 1
     C_IF = np.empty((n, 3, 3))  # limb → inertial
     rotation = np.zeros((n, 3))
-    for j in range(n):
-        C_parent = C_IF[parent[j]] if parent[j] >= 0 else np.eye(3)
-        d = C_parent.T @ direction[j]
-        sideways = math.hypot(d[0], d[1])
-        angle = math.atan2(sideways, d[2])
-        if sideways > 0.0:
-            w = np.array([-d[1], d[0], 0.0]) / sideways * angle
-        elif d[2] < 0.0:
-            w = np.array([math.pi, 0.0, 0.0])
-        else:
-            w = np.zeros(3)
-        rotation[j] = w
-        C_IF[j] = C_parent @ _exp(w)
+    for d in range(int(depth.max()) + 1):
+        level = np.flatnonzero(depth == d)
+        C_parent = C_IF[parent[level]] if d else np.broadcast_to(np.eye(3), (len(level), 3, 3))
+        local = np.einsum("nji,nj->ni", C_parent, direction[level])  # parent axes
+        sideways = np.hypot(local[:, 0], local[:, 1])
+        angle = np.arctan2(sideways, local[:, 2])
+        w = np.zeros((len(level), 3))
+        turned = sideways > 0.0
+        w[turned, 0] = -local[turned, 1] / sideways[turned] * angle[turned]
+        w[turned, 1] = local[turned, 0] / sideways[turned] * angle[turned]
+        w[~turned & (local[:, 2] < 0.0), 0] = np.pi   # straight down: half a turn about x
+        rotation[level] = w
+        C_IF[level] = C_parent @ so3.exp_many(w)
     degrees = np.degrees(rotation)
     degrees[np.abs(degrees) < 1e-12] = 0.0
     return degrees
-
-
-def _exp(w: np.ndarray) -> np.ndarray:
-    """Rotation matrix of the rotation vector w (rad), Rodrigues."""
-    angle = float(np.linalg.norm(w))
-    if angle == 0.0:
-        return np.eye(3)
-    k = w / angle
-    K = np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
-    return np.eye(3) + math.sin(angle) * K + (1.0 - math.cos(angle)) * (K @ K)
 
 
 def _limb_name(limb: _Limb) -> str:
