@@ -31,6 +31,7 @@ import scipy.optimize
 
 from treedyn_core.modes import modes
 from treedyn_core.preset import validate
+from treedyn_core.scan import scan_limbs
 from treedyn_core.sway import sway_frequency_hz
 
 SAMPLE_RATE = 4.0   # Hz, the strain records'
@@ -72,13 +73,21 @@ def measured(record: Path) -> tuple[float, float] | None:
     return float(p[2]), float(p[1])
 
 
-def model(qsm: Path, name: str, leafless: bool) -> tuple[float, float]:
-    data = validate({"tree": {"scan": {"file": str(qsm), "species": name,
-                                       "leafless": leafless}}}, qsm.name)
+def model(qsm: Path, name: str, leafless: bool) -> tuple[float, float, float]:
+    """(f0 Hz, its damping ratio) of the scan, and f0 (Hz) of the species tree (the
+    generator's, forest-grown) of the scan's height and DBH."""
+    scan = {"file": str(qsm), "species": name, "leafless": leafless}
+    data = validate({"tree": {"scan": scan}}, qsm.name)
     result = modes(data, 12)
     f0 = sway_frequency_hz(result)
     k = list(result.frequencies_hz).index(f0)
-    return f0, float(result.damping_ratios[k])
+    size = scan_limbs(data["tree"]["scan"], data)
+    generated = validate({"tree": {"generator": {"species": name, "height": size.height,
+                                                 "dbh": size.dbh, "leafless": leafless}}},
+                         "species tree")
+    f_species = sway_frequency_hz(modes(generated, 12)) or sway_frequency_hz(
+        modes(generated, 60))
+    return f0, float(result.damping_ratios[k]), f_species
 
 
 def main(qsm_folder: str, pull_folder: str) -> None:
@@ -87,27 +96,32 @@ def main(qsm_folder: str, pull_folder: str) -> None:
         tree, season = re.fullmatch(r"T(\d+)_P\d+_(summer|winter)\.txt", record.name).groups()
         records.setdefault((int(tree), season), []).append(measured(record))
     print("| tree | species | season | pulls (fitted) | f measured (Hz) | ζ measured | "
-          "f model (Hz) | ζ model | ln(f model/f measured) |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "f scan (Hz) | ζ scan | ln(f scan/f measured) | f species tree (Hz) | "
+          "ln(f species tree/f measured) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     ratios = []
     for (tree, season), fits in sorted(records.items()):
         [qsm] = Path(qsm_folder).glob(f"cyl_data_Tf{tree}_*Validation_1_1.mat")
         good = [fit for fit in fits if fit is not None]
-        f_model, zeta_model = model(qsm, SPECIES[tree], season == "winter")
+        f_model, zeta_model, f_species = model(qsm, SPECIES[tree], season == "winter")
         if good:
             f_measured = float(np.median([f for f, _ in good]))
             zeta = float(np.median([z for _, z in good]))
             ln = math.log(f_model / f_measured)
-            ratios.append((season, ln))
-            shown = f"{f_measured:.3f} | {zeta:.3f} | {f_model:.3f} | {zeta_model:.3f} | {ln:+.2f}"
+            ln_species = math.log(f_species / f_measured)
+            ratios.append((season, ln, ln_species))
+            shown = (f"{f_measured:.3f} | {zeta:.3f} | {f_model:.3f} | {zeta_model:.3f} | "
+                     f"{ln:+.2f} | {f_species:.3f} | {ln_species:+.2f}")
         else:
-            shown = f"— | — | {f_model:.3f} | {zeta_model:.3f} | —"
+            shown = f"— | — | {f_model:.3f} | {zeta_model:.3f} | — | {f_species:.3f} | —"
         print(f"| Tf{tree} | {SPECIES[tree]} | {season} | {len(fits)} ({len(good)}) | {shown} |")
     for season in ("summer", "winter"):
-        ln = np.array([r for s, r in ratios if s == season])
-        if len(ln):
-            print(f"{season}: {len(ln)} trees, median |ln| {np.median(np.abs(ln)):.3f}, "
-                  f"mean ln {ln.mean():+.3f}, largest |ln| {np.abs(ln).max():.3f}")
+        for k, what in ((1, "scan"), (2, "species tree")):
+            ln = np.array([r[k] for r in ratios if r[0] == season])
+            if len(ln):
+                print(f"{season}, {what}: {len(ln)} trees, median |ln| "
+                      f"{np.median(np.abs(ln)):.3f}, mean ln {ln.mean():+.3f}, largest |ln| "
+                      f"{np.abs(ln).max():.3f}")
 
 
 if __name__ == "__main__":
