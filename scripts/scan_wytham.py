@@ -10,8 +10,8 @@ github.com/TobyDJackson/WindAndTrees_NaturalFrequencies). Neither is shipped: th
 state no licence. Tree k of the records is taken to be QSM Tf<k>.
 
 Measured: each record from its largest strain in its first third on, a damped cosine
-A e^(−ζωt) cos(ω√(1−ζ²) t + φ) + c fitted by least squares (started from the spectrum's peak
-over 0.08–1 Hz); a fit whose residual is more than `MAX_RESIDUAL` of the record's scatter is
+A e^(−ζωt) cos(ω√(1−ζ²) t + φ) + c fitted by least squares (started from the spectrum's
+peak over 0.08–1 Hz); a fit whose residual is more than `MAX_RESIDUAL` of the record's scatter is
 left out. Model: `treedyn modes` of ``tree: {scan: {file, species}}``, in leaf for summer and
 ``leafless`` for winter, nothing else set. The species of each tree is read from the wood
 density and modulus that Jackson et al. gave it (their Data/Field21_010818.mat in

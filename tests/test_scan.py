@@ -262,6 +262,10 @@ def _bad_files(tmp_path, table):
     scan_tables.write_mat73_struct(h5, table)
     (tmp_path / "truncated73.mat").write_bytes(h5.read_bytes()[:1000])
     out.append(("truncated73.mat", "not a readable MATLAB v7.3"))
+    import scipy.io
+
+    scipy.io.savemat(str(tmp_path / "two.mat"), {"a": table, "b": table})
+    out.append(("two.mat", "holds 2 matrices (a, b)"))
     scan_tables.write_mat_matrix(tmp_path / "narrow.mat", table[:, :7])
     out.append(("narrow.mat", "has 7 columns; a cylinder table needs at least 9"))
     scan_tables.write_csv(tmp_path / "missing.csv", table[:, :8], scan_tables.COLUMNS[:8])

@@ -431,8 +431,9 @@ def convert(cylinders: Cylinders, scan: dict, material: dict) -> ScanLimbs:
     G = E / (2.0 * (1.0 + float(material["poisson_ratio"])))
     inverse = 4.0 / (np.pi * piece_r ** 4)
     below = np.clip(0.5 * length[piece_limb] - piece_s, 0.0, piece_length)
-    lower = np.bincount(piece_limb, below * inverse, n_limbs)  # ∫ dz/I base → mid-length, m⁻³
-    upper = np.bincount(piece_limb, (piece_length - below) * inverse, n_limbs)  # mid → end
+    # ∫ dz/I (m⁻³) from each limb's base to its mid-length, and from there to its end
+    lower = np.bincount(piece_limb, below * inverse, n_limbs)
+    upper = np.bincount(piece_limb, (piece_length - below) * inverse, n_limbs)
     along = np.array([limb_parent[j] >= 0 and limbs[j].arc0 > 0.0 for j in range(n_limbs)])
     flexibility = lower + np.where(along, upper[np.maximum(limb_parent, 0)], 0.0)
     k_bend, k_twist = E / flexibility, 2.0 * G / flexibility
