@@ -32,6 +32,7 @@ import yaml
 
 from . import schema, species
 from .errors import PresetError, TreedynError
+from .qsm_read import SCAN_SUFFIXES
 from .schema import FORMAT_VERSION, Field
 
 HEADER = f"# treedyn preset, format version {FORMAT_VERSION}\n"
@@ -442,10 +443,16 @@ def _tree(value: Any, path: str, where: _Where) -> dict:
     _reject_unknown(value, schema.TREE, path, where)
     given = [key for key in schema.TREE if key in value]
     if len(given) != 1:
-        where.fail(path, "give exactly one of 'limbs' (an explicit limb list) and 'generator' "
-                         "(a generated tree)" + (", not both" if given else ""))
+        where.fail(path, "give exactly one of 'limbs' (an explicit limb list), 'generator' "
+                         "(a generated tree) and 'scan' (a scanned tree), not more"
+                   if "scan" in given else
+                   "give exactly one of 'limbs' (an explicit limb list) and 'generator' "
+                   "(a generated tree)" + (", not both" if given else " (or 'scan', a scanned "
+                                                                     "tree)"))
     if given == ["limbs"]:
         return {"limbs": _limbs(value["limbs"], _join(path, "limbs"), where)}
+    if given == ["scan"]:
+        return {"scan": _table(value["scan"], schema.SCAN, _join(path, "scan"), where)}
     return {"generator": _table(value["generator"], schema.GENERATOR,
                                 _join(path, "generator"), where)}
 
@@ -792,13 +799,36 @@ def parse_preset(text: str, filename: str = "<string>", path: str | os.PathLike 
     raw, marks = read_yaml_mapping(text, filename, deadline)
     if "name" not in raw and not filename.startswith("<"):
         raw["name"] = Path(filename).stem
-    return Preset(validate(raw, filename, marks), Path(path) if path is not None else None,
-                  marks, filename, raw)
+    folder = Path(path).parent if path is not None else None
+    return Preset(validate(_scan_file_from(raw, folder), filename, marks),
+                  Path(path) if path is not None else None, marks, filename, raw)
+
+
+def _scan_file_from(raw: dict, folder: Path | None) -> dict:
+    """`raw` with a relative ``tree.scan.file`` made absolute from `folder` (the preset's); the
+    recipe keeps the path as written."""
+    scan = (raw.get("tree") or {}).get("scan") if isinstance(raw.get("tree"), dict) else None
+    if folder is None or not isinstance(scan, dict) or not isinstance(scan.get("file"), str) \
+            or Path(scan["file"]).is_absolute():
+        return raw
+    return {**raw, "tree": {**raw["tree"], "scan": {**scan, "file": str(folder / scan["file"])}}}
+
+
+def scan_preset(path: Path) -> Preset:
+    """A scan file given where a preset is (.mat, .txt, .csv): the preset ``tree: {scan:
+    {file}}`` named after it, defaults for the rest. It has no preset file of its own (path
+    None: saving it asks where)."""
+    raw = {"version": FORMAT_VERSION, "name": path.stem,
+           "tree": {"scan": {"file": str(path.resolve())}}}
+    return Preset(validate(raw, path.name), None, {}, path.name, copy.deepcopy(raw))
 
 
 def load_preset(source: str | os.PathLike) -> Preset:
-    """Load a preset from a file path or a shipped preset's name (``young_oak``)."""
+    """Load a preset from a file path or a shipped preset's name (``young_oak``); a scan file
+    (`qsm_read.SCAN_SUFFIXES`) is loaded as the preset of that scan (`scan_preset`)."""
     path = resolve_preset(source)
+    if path.suffix.lower() in SCAN_SUFFIXES:
+        return scan_preset(path)
     deadline = ReadDeadline(path.name)
     return parse_preset(read_preset_text(path, deadline), path.name, path, deadline)
 
@@ -1007,6 +1037,8 @@ def apply_overrides(data: dict, assignments: list[str], source: str = "--set") -
         if key == "tree.generator.species" and isinstance(generator, dict) \
                 and generator.get("species") is None:
             result = species.take_species(result, value, assigned)
+        elif key == "tree.scan.species":
+            result = species.take_scan_species(result, value, assigned)
         elif key in species.SIZE_KEYS and waiting is None:
             # a new size or species: derive its keys anew (while waiting, they are gone)
             result = species.strip_derived(result)

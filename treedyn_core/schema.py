@@ -286,10 +286,39 @@ TUNING: dict[str, Field] = {
     "damping_scale": Field("float", 1.0, "multiplies every damping", min=0.0, max=1000.0),
 }
 
-# tree: exactly one of "limbs" / "generator".
+# A scanned tree: a QSM's cylinders made limbs (treedyn_core/scan.py, docs/scans.md).
+SCAN: dict[str, Field] = {
+    "file": Field("str", REQUIRED, "the QSM file (.mat v5/v7/v7.3, .txt, .csv; lengths in m), "
+                  "relative to the preset's folder", required=True),
+    "model": Field("int", 0, "which model of a struct array of QSMs (0: the first)", min=0),
+    "species": Field("str", None, "species key of assets/species.yaml: the wood, the root "
+                     "plate and, unless leafless, the foliage; null: the material keys as given, "
+                     "the stem's base clamped, leaves only from leaf_area", nullable=True),
+    "leafless": Field("bool", False, "no foliage: no leaf area, leaf mass or leaf drag"),
+    "min_radius": Field("float", 0.01, "cylinders thinner than this, and those they carry, are "
+                        "no limbs: their wood (and foliage) is a point mass on the limb carrying "
+                        "them", "m", min=0.0, max=MAX_RADIUS),
+    "limb_length": Field("float", 0.5, "consecutive cylinders of a branch are merged (longer ones "
+                         "cut) into limbs of about this length", "m", min=0.001, max=MAX_LENGTH),
+    "max_limbs": Field("int", 20000, "refuse a scan that makes more limbs", min=1, max=250000),
+    "leaf_area": Field("float", None, "one-sided leaf area of the whole tree, shared among the "
+                       "tips by their cross-sections (pipe model); null: the species' foliage "
+                       "fraction over its leaf mass per area (0 without species)", "m²", min=0.0,
+                       max=1e6, nullable=True),
+    "leaf_mass_per_area": Field("float", None, "fresh foliage mass per leaf area; null: the "
+                                "species' (0 without species)", "kg/m²", min=0.0, max=10.0,
+                                nullable=True),
+    "root_stiffness": Field("float", None, "rotational stiffness of the root plate, in series "
+                            "with the stem's lowest half limb; null: the species' anchorage "
+                            "(without species: none, the base clamped)", "N m/rad", min=0.0,
+                            min_open=True, max=1e12, nullable=True),
+}
+
+# tree: exactly one of "limbs" / "generator" / "scan".
 TREE: dict[str, Any] = {
     "limbs": Field("limbs", None, "explicit limb list", nullable=True),
     "generator": GENERATOR,
+    "scan": SCAN,
 }
 
 PRESET: dict[str, Any] = {

@@ -313,6 +313,9 @@ def apply(raw: dict, fail: Fail) -> dict:
     that no species-only key (height, dbh) is given. `fail(key_path, message)` raises."""
     tree = raw.get("tree")
     gen = tree.get("generator") if isinstance(tree, dict) else None
+    scan = tree.get("scan") if isinstance(tree, dict) else None
+    if isinstance(scan, dict) and scan.get("species") is not None:
+        return _apply_scan(raw, scan["species"], fail)
     if not isinstance(gen, dict):
         return raw
     name = gen.get("species")
@@ -393,4 +396,40 @@ def take_species(data: dict, name, keep) -> dict:
     out["tree"]["generator"] = _drop(gen, derived["generator"], "tree.generator", keep)
     for section in ("material", "wind"):
         out[section] = _drop(data[section], derived[section], section, keep)
+    return out
+
+
+# The sections a scanned tree's species sets (its wood and foliage's drag; the rest of a
+# species tree's keys describe a drawn tree, which a scan replaces): the same at every size.
+_SCAN_SECTIONS = ("material", "wind")
+
+
+def _scan_derived(name: str) -> dict:
+    derived = derive(name, 15.0, 0.3)
+    return {section: derived[section] for section in _SCAN_SECTIONS}
+
+
+def _apply_scan(raw: dict, name, fail: Fail) -> dict:
+    """`raw`, a scanned tree of species `name` (``tree.scan.species``), with the species'
+    material and wind keys where not given."""
+    if not isinstance(name, str) or name not in names():
+        fail("tree.scan.species", f"unknown species {name!r} (known: {', '.join(names())})")
+    out = dict(raw)
+    for section, values in _scan_derived(name).items():
+        given = raw.get(section)
+        if given is None or isinstance(given, dict):
+            out[section] = _fill(given or {}, values)
+    return out
+
+
+def take_scan_species(data: dict, name, keep) -> dict:
+    """A validated scan preset `data` about to be given the species `name` by an override
+    (``--set tree.scan.species=…``): without the material and wind keys a species sets, but
+    those in `keep` (set by the same overrides), so that the new species sets them (as
+    `take_species` for a generated tree). An unknown name: `data` (validation refuses it)."""
+    if not isinstance(name, str) or name not in names():
+        return data
+    out = dict(data)
+    for section, values in _scan_derived(name).items():
+        out[section] = _drop(data[section], values, section, keep)
     return out

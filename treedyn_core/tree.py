@@ -188,7 +188,11 @@ def build_tree(data: dict, error: Callable[[str, str], Exception] | None = None,
     error = error or (lambda key, message: PresetError(f"{key}: {message}"))
     spec = data["tree"]
     limbs = spec["limbs"] if "limbs" in spec and spec["limbs"] is not None else None
-    if limbs is None:
+    if limbs is None and spec.get("scan") is not None:
+        from .scan import scan_limbs
+
+        limbs = scan_limbs(spec["scan"], data, error=error).limbs
+    elif limbs is None:
         from .generator import generate
 
         limbs = generate(spec["generator"], error, data["material"])
