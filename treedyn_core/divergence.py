@@ -53,7 +53,7 @@ MAX_JOINT_RATE = 1.0e4
 CHECK_INTERVAL = 1.0 / 30.0
 
 
-class _TreeReach:
+class TreeReach:
     """What the bounds need of the tree alone (computed once per simulation): each limb's
     reach from the root's base, m, the diameter of the ball it moves in, m, the highest
     point it can reach, m, and its smallest principal inertia about its centre of mass,
@@ -74,14 +74,6 @@ class _TreeReach:
         self.j_min = np.maximum(j_min, np.finfo(float).tiny)
 
 
-def tree_reach(sim) -> _TreeReach:
-    """The simulation's `_TreeReach`, made on first use."""
-    reach = getattr(sim, "_tree_reach", None)
-    if reach is None or reach.diameter.shape[0] != sim.tree.n:
-        reach = sim._tree_reach = _TreeReach(sim.tree)
-    return reach
-
-
 class DivergenceGuard:
     """The energy and joint-rate bounds of a `Simulation` from now on, and their check.
 
@@ -93,7 +85,7 @@ class DivergenceGuard:
 
     def __init__(self, sim):
         self.sim = sim
-        reach = tree_reach(sim)
+        reach = sim.reach
         g = np.asarray(sim.gravity, float)
         mass = sim.tree.mass
         # Gravity's energy above its lowest possible value, taken about the root's base

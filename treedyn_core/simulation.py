@@ -22,7 +22,7 @@ from .aero import Air, drag_loads, midpoints
 from .articulated import (ArticulatedModel, Workspace, forward_kinematics, limb_tips,
                           mechanical_energy)
 from .compile_notice import announce_if_slow
-from .divergence import CHECK_INTERVAL, DivergenceGuard, tree_reach
+from .divergence import CHECK_INTERVAL, DivergenceGuard, TreeReach
 from .dynamics import ArticulatedSystem, Pull, supports_newton_about
 from .equilibrium import mean_wind_equilibrium, start_of
 from .easing import UPDATE_INTERVAL, SliderEases
@@ -124,6 +124,7 @@ class Simulation:
         self.ext_force = np.zeros((n, 3))
         self.ext_torque = np.zeros((n, 3))
         self.pull = Pull.none()   # a point pulled by a spring-damper (`set_pull`)
+        self._reach: TreeReach | None = None
         self.wind = WindField(self.data["wind"])
         self._check_profile(self.wind.state[SPEED + TARGET])
         self.state = State(np.zeros((n, 4)), np.zeros((n, 3)), 0.0, self.wind.state)
@@ -330,6 +331,13 @@ class Simulation:
         if self.time - self._checked_at >= CHECK_INTERVAL:
             self._checked_at = self.time
             guard.check()
+
+    @property
+    def reach(self) -> TreeReach:
+        """How far each limb can reach (`divergence.TreeReach`), made on first use."""
+        if self._reach is None:
+            self._reach = TreeReach(self.tree)
+        return self._reach
 
     def loads_changed(self) -> None:
         """Say that the loads changed (external forces set in place, a model switch): the
@@ -595,7 +603,7 @@ class Simulation:
         """Refuse a mean wind above `schema.MAX_PROFILE_SPEED` at the highest point the tree
         can reach (its limbs straightened up), whatever the profile's parameters."""
         field = self.wind
-        top = float(tree_reach(self).top.max())
+        top = float(self.reach.top.max())
         with np.errstate(all="ignore"):
             mean = float(speed) * (max(top, Z_MIN) / field.reference_height
                                    ) ** field.profile_exponent
