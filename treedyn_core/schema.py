@@ -241,7 +241,17 @@ SIMULATION: dict[str, Field] = {
                    choices=("rest", "mean_wind"), nullable=True),
 }
 
-WIND: dict[str, Field] = {
+# A forest stand around the tree (treedyn_core/canopy.py; docs/design.md §5.1).
+CANOPY: dict[str, Field] = {
+    "height": Field("float", None, "canopy height h of the stand the tree stands in: log "
+                    "profile above it, exponential decay below, the canopy's turbulence (the "
+                    "tree at most 3 h tall); null: open ground, the power law", "m", min=1.0,
+                    max=100.0, nullable=True),
+    "spacing": Field("float", 3.0, "mean spacing between the stand's stems (with height)", "m",
+                     min=0.0, min_open=True, max=MAX_LENGTH),
+}
+
+WIND: dict[str, Any] = {
     "speed": Field("float", 6.0, "mean speed U at reference_height (at most 60 m/s: trees break "
                    "near 40 m/s; the implicit step is shown stable up to 60 m/s on every "
                    "shipped preset at turbulence 1.0; see docs/hardening.md)", "m/s",
@@ -260,6 +270,7 @@ WIND: dict[str, Field] = {
     "drag_coefficient": Field("float", 1.2, "cylinder cross-flow C_d", min=0.0, max=100.0),
     "leaf_drag_coefficient": Field("float", 0.5, "foliage C_dleaf", min=0.0, max=100.0),
     "vogel_exponent": Field("float", 0.0, "β, leaf reconfiguration", min=-1.0, max=0.0),
+    "canopy": CANOPY,
 }
 
 TUNING: dict[str, Field] = {

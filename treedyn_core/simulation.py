@@ -35,6 +35,7 @@ from .seed_equilibrium import seed_mean_wind_equilibrium
 from .seed_model import SeedDynamics, SeedSystem, seed_prestressed_spring_rotations
 from .stability import RK4_STABILITY, SAFETY, fastest_rate
 from .model import Model
+from .canopy import stand_frontal_area_index
 from .wind import DIRECTION, INTENSITY, SPEED, TARGET, WindField
 
 INTEGRATORS = ("implicit", "galpha", "rk4", "dop853")
@@ -122,7 +123,8 @@ class Simulation:
         self.ext_force = np.zeros((n, 3))
         self.ext_torque = np.zeros((n, 3))
         self.pull = Pull.none()   # a point pulled by a spring-damper (`set_pull`)
-        self.wind = WindField(self.data["wind"])
+        self.wind = WindField(self.data["wind"], stand_frontal_area_index(
+            tree, self.data["wind"], getattr(preset, "error", None)))
         self.state = State(np.zeros((n, 4)), np.zeros((n, 3)), 0.0, self.wind.state)
         self._workspace = Workspace.zeros(n)
         self._stale = False

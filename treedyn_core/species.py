@@ -31,6 +31,9 @@ always wins):
 - Wood: density, Young's modulus, Poisson's ratio, modulus of rupture, structural damping
   ratio; wind: the foliage's drag coefficient and Vogel exponent; look: the foliage's and
   the bark's colours.
+- Stand: ``stand: forest`` puts the tree in a stand of its own height (``wind.canopy.height
+  = H``, `canopy`) with the wind speed given at the canopy top (``wind.reference_height =
+  H``); ``stand: open`` leaves the open ground's power law.
 
 The species table gives the source of every number.
 """
@@ -239,6 +242,11 @@ def derive(name: str, height: float, dbh: float, stand: str = "forest",
         "leaf_drag_coefficient": float(foliage["drag_coefficient"]),
         "vogel_exponent": float(foliage["vogel_exponent"]),
     }
+    if stand == "forest":
+        # In a stand of its own height, the wind speed given at the canopy top (treedyn_core/
+        # canopy.py): the u_h of ForestGALES' turning moments.
+        wind["reference_height"] = float(height)
+        wind["canopy"] = {"height": float(height)}
     return {"generator": generator, "material": material, "wind": wind}
 
 
