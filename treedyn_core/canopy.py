@@ -48,6 +48,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .crown import drag_area
 from .errors import TreedynError
 
 KARMAN = 0.4                      # von Kármán's constant κ (ForestGALES' k)
@@ -139,30 +140,11 @@ def profile_array(flow: CanopyFlow | None, reference_height: float) -> np.ndarra
     return out
 
 
-def drag_area(tree, wind: dict, speed: float = FRONTAL_AREA_SPEED,
-              direction_deg: float = 0.0) -> float:
-    """C_d·A (m²) of `tree` at rest in a uniform wind of `speed` m/s toward `direction_deg`:
-    the drag along the wind (`aero`'s laws on the rest pose) over ½ ρ U².
-
-    Cylinders: C_d 2 r L sin³φ (φ between limb and wind: |v_n| v_n along the wind); foliage:
-    C_leaf A (U/U_v)^β.
-    """
-    azimuth = math.radians(direction_deg)
-    along = np.array([math.cos(azimuth), math.sin(azimuth), 0.0])
-    axes = np.einsum("nij,nj->ni", tree.rest_C_IF, tree.u)
-    cos_phi = np.clip(axes @ along, -1.0, 1.0)
-    sin3 = (1.0 - cos_phi * cos_phi) ** 1.5
-    cylinders = float(wind["drag_coefficient"]) * 2.0 * tree.radius * tree.length * sin3
-    foliage = float(wind["leaf_drag_coefficient"]) * tree.leaf_area * speed ** float(
-        wind["vogel_exponent"])
-    return float(cylinders.sum() + foliage.sum())
-
-
 def frontal_area_index(tree, wind: dict, height: float, spacing: float) -> float:
     """λ of a stand of trees like `tree` scaled to canopy height `height` (m) at spacing
     `spacing` (m): the tree's `drag_area` at `FRONTAL_AREA_SPEED`, times (h/H)², over s²."""
     scale = height / tree.height
-    return drag_area(tree, wind) * scale * scale / (spacing * spacing)
+    return drag_area(tree, wind, FRONTAL_AREA_SPEED) * scale * scale / (spacing * spacing)
 
 
 def check_tree_height(tree_height: float, canopy_height: float, fail) -> None:
