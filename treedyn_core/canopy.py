@@ -27,18 +27,19 @@ horizontally averaged wind of the stand:
 
       U(z) = U_h exp(a (z/h − 1)),   z < h,
 
-  continuous with the log profile at z = h, with attenuation coefficient a = 2.5 (Cionco
-  1972/1978 list a ≈ 2–3 for conifer forests; Amiro 1990, Boundary-Layer Meteorol. 51:
-  99–121, fits 2.4–2.9 in three boreal stands).
+  continuous with the log profile at z = h, with attenuation coefficient a = 2.5, within the
+  2–3 that Cionco's compilations give for conifer forests (Cionco 1965, J. Appl. Meteorol.
+  4: 517–522; 1978, Boundary-Layer Meteorol. 15: 81–93).
 
 Turbulence at and above the canopy top (Raupach, Finnigan & Brunet 1996, Boundary-Layer
-Meteorol. 78: 351–382, the canopy-top statistics of their Table 2; Finnigan 2000, Annu. Rev.
-Fluid Mech. 32: 519–571): σ_u = 1.8 u*, and the integral length scale of u is of the order
-of h (L_x^u ≈ h). Inside the canopy the turbulence decays more slowly than the mean wind, so
-that the intensity σ_u/U grows toward the ground: here σ_u ∝ exp(a (z/h − 1)/2), half the
-mean's rate, which puts σ_u/u* at 0.7 at z = 0.25 h and σ_u/U at 1.0 at z = h/2 (RFB96
-Fig. 2: σ_u/u* falls from about 2 at the top to about 0.5–1 in the trunk space, and σ_u/U
-exceeds 1 in the lower canopy).
+Meteorol. 78: 351–382, their canopy-top statistics; Finnigan 2000, Annu. Rev. Fluid Mech. 32:
+519–571): σ_u = 1.8 u*, and the integral length scale of u is of the order of h (here L = h).
+Inside the canopy the turbulence decays more slowly than the mean wind, so that the intensity
+σ_u/U grows toward the ground (their canopy profiles: σ_u/u* falls from about 2 at the top to
+about 0.5–1 in the trunk space, and σ_u/U exceeds 1 in the lower canopy). Here σ_u ∝
+exp(a (z/h − 1)/2), half the mean's rate, a choice inside those bounds rather than a fit: it
+puts σ_u/u* at 0.7 at z = h/4 and σ_u/U at 1.2 at z = h/2. σ_v and σ_w keep their ratios to
+σ_u of the open field (0.8, 0.5), so σ_w/u* is 0.9 at the top against about 1.1 measured.
 """
 
 from __future__ import annotations
