@@ -117,14 +117,28 @@ def _record(field, z, seconds=RECORD_TIME):
     return np.array(samples)
 
 
+def _forest_field(seed=1, speed=10.0):
+    """The wind of a 20 m forest Norway spruce (its stand's defaults), u_h = `speed`."""
+    preset = parse_preset(f"tree: {{generator: {{species: picea_abies, height: 20, dbh: 0.3}}}}\n"
+                          f"wind: {{speed: {speed}, seed: {seed}}}\n")
+    sim = Simulation(preset)
+    return sim.wind
+
+
+def test_forest_defaults_are_the_canopy_tops_turbulence():
+    """A forest species tree's intensity is σ_u/U_h = 1.8 u*/U_h of its (closed) stand and
+    its length scale the canopy height (RFB96: L_x^u ≈ h)."""
+    field = _forest_field()
+    assert field.flow.frontal_area_index > canopy.LAMBDA_CAP
+    assert field.intensity == pytest.approx(1.8 * field.flow.friction_ratio, abs=5e-4)
+    assert field.length_scale == 20.0
+
+
 @pytest.mark.parametrize("seed", [1, 2])
 def test_turbulence_at_the_canopy_top_is_the_measured(seed):
     """At z = h: σ_u/u* = 1.8 (Raupach, Finnigan & Brunet 1996) within `SIGMA_TOL`, the mean
-    U_h, and the length scale L = h (their L_x^u ≈ h)."""
-    wind = wind_settings(speed=10.0, reference_height=20.0, seed=seed,
-                         canopy={"height": 20.0, "spacing": 3.0})
-    field = WindField(wind, frontal_area_index=3.0)
-    assert field.length_scale == 20.0
+    U_h."""
+    field = _forest_field(seed)
     ustar = field.flow.friction_ratio * field.canopy_top_speed
     record = _record(field, 20.0)
     assert record[:, 0].mean() == pytest.approx(10.0, rel=0.05)
@@ -134,9 +148,7 @@ def test_turbulence_at_the_canopy_top_is_the_measured(seed):
 def test_turbulence_inside_the_canopy_is_weaker_but_more_intense():
     """Deep in the canopy σ_u/u* falls to 0.5–1 (trunk space, z = h/4) while σ_u/U exceeds 1
     at z = h/2 (RFB96's canopy profiles: the intensity grows toward the ground)."""
-    wind = wind_settings(speed=10.0, reference_height=20.0, canopy={"height": 20.0,
-                                                                    "spacing": 3.0})
-    field = WindField(wind, frontal_area_index=3.0)
+    field = _forest_field()
     ustar = field.flow.friction_ratio * field.canopy_top_speed
     trunk = _record(field, 5.0, 300.0)
     field.restart()
@@ -145,12 +157,27 @@ def test_turbulence_inside_the_canopy_is_weaker_but_more_intense():
     assert middle[:, 0].std() / field.mean_speed(10.0) > 1.0
 
 
+def test_no_turbulence_in_a_stand_is_a_steady_wind():
+    """turbulence_intensity 0 in a stand: the mean profile alone, as on open ground."""
+    wind = wind_settings(speed=7.0, turbulence_intensity=0.0,
+                         canopy={"height": 20.0, "spacing": 3.0})
+    field = WindField(wind, frontal_area_index=2.0)
+    z = np.array([5.0, 20.0, 30.0])
+    points = np.column_stack([np.zeros(3), np.zeros(3), z])
+    for _ in range(3):
+        field.advance(1.7)
+        out = field.velocity_at(points, np.empty_like(points))
+        np.testing.assert_allclose(out[:, 0], field.mean_speed(z), rtol=1e-12)
+        np.testing.assert_array_equal(out[:, 1:], 0.0)
+
+
 def test_forest_species_trees_stand_in_a_canopy_of_their_height():
     """stand: forest gives wind.canopy.height = H and the speed at the canopy top; stand: open
     keeps the open ground; a preset's own canopy: null wins."""
     forest = parse_preset("tree: {generator: {species: picea_abies, height: 20, dbh: 0.3}}\n")
     assert forest.data["wind"]["canopy"] == {"height": 20.0, "spacing": 3.0}
     assert forest.data["wind"]["reference_height"] == 20.0
+    assert forest.data["wind"]["length_scale"] == 20.0
     open_grown = parse_preset("tree: {generator: {species: picea_abies, height: 20, dbh: 0.3, "
                               "stand: open}}\n")
     assert open_grown.data["wind"]["canopy"]["height"] is None

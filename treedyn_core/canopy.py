@@ -31,6 +31,9 @@ horizontally averaged wind of the stand:
   2–3 that Cionco's compilations give for conifer forests (Cionco 1965, J. Appl. Meteorol.
   4: 517–522; 1978, Boundary-Layer Meteorol. 15: 81–93).
 
+The turbulence is the field's (`wind.py`) with σ_u = I·U_h at and above the canopy top
+(I = ``wind.turbulence_intensity``); a ``stand: forest`` species tree's defaults are those
+measured at the top of a stand, I = `dense_top_intensity` and L = h (`species`).
 Turbulence at and above the canopy top (Raupach, Finnigan & Brunet 1996, Boundary-Layer
 Meteorol. 78: 351–382, their canopy-top statistics; Finnigan 2000, Annu. Rev. Fluid Mech. 32:
 519–571): σ_u = 1.8 u*, and the integral length scale of u is of the order of h (here L = h).
@@ -126,6 +129,12 @@ def turbulence_shape(z, flow: CanopyFlow):
 def top_intensity(flow: CanopyFlow) -> float:
     """σ_u/U_h at the canopy top: 1.8 u*/U_h (RFB96)."""
     return SIGMA_U_OVER_USTAR * flow.friction_ratio
+
+
+def dense_top_intensity() -> float:
+    """σ_u/U_h at the top of a dense stand (λ > 0.6, every closed forest): there z₀/(h − d) is
+    the same for all λ, so u*/U_h = κ/(κ/√(C_S + 0.3 C_R) − ψ_h) = 0.358 and σ_u/U_h = 0.64."""
+    return top_intensity(stand_flow(1.0, 1.0, 1.0))
 
 
 def profile_array(flow: CanopyFlow | None, reference_height: float) -> np.ndarray:

@@ -261,7 +261,8 @@ WIND: dict[str, Any] = {
     "reference_height": Field("float", 10.0, "height z_ref of the reference speed", "m", min=0.0,
                               min_open=True, max=MAX_LENGTH),
     "profile_exponent": Field("float", 0.14, "power-law exponent α of U(z)", min=0.0, max=1.0),
-    "turbulence_intensity": Field("float", 0.2, "I = σ_u / U", min=0.0, max=1.0),
+    "turbulence_intensity": Field("float", 0.2, "I = σ_u / U (in a stand: σ_u / U_h at the "
+                                  "canopy top)", min=0.0, max=1.0),
     "length_scale": Field("float", 20.0, "longitudinal integral length scale (measured near "
                           "trees: metres to hundreds of metres)", "m", min=0.1, max=1e5),
     "modes": Field("int", 64, "Fourier modes of the turbulent field", min=1, max=4096),

@@ -35,7 +35,8 @@ always wins):
   the bark's colours.
 - Stand: ``stand: forest`` puts the tree in a stand of its own height (``wind.canopy.height
   = H``, `canopy`) with the wind speed given at the canopy top (``wind.reference_height =
-  H``); ``stand: open`` leaves the open ground's power law.
+  H``) and the turbulence measured there (``turbulence_intensity`` 0.64, ``length_scale``
+  H); ``stand: open`` leaves the open ground's power law.
 
 The species table gives the source of every number.
 """
@@ -50,7 +51,7 @@ from typing import Callable, NoReturn
 
 import yaml
 
-from . import anchorage
+from . import anchorage, canopy
 from .generator import stem_radii
 
 BREAST_HEIGHT = 1.3  # m
@@ -252,6 +253,9 @@ def derive(name: str, height: float, dbh: float, stand: str = "forest",
         # canopy.py): the u_h of ForestGALES' turning moments.
         wind["reference_height"] = float(height)
         wind["canopy"] = {"height": float(height)}
+        # The turbulence measured at the top of a closed stand: σ_u = 1.8 u*, L = h (canopy).
+        wind["turbulence_intensity"] = round(canopy.dense_top_intensity(), 3)
+        wind["length_scale"] = float(height) * canopy.LENGTH_SCALE_OVER_HEIGHT
     return {"generator": generator, "material": material, "wind": wind}
 
 

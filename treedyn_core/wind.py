@@ -352,14 +352,14 @@ class WindField:
     wind : mapping with every key of `schema.WIND` (a validated preset's ``wind``).
         Only the field's keys are read; the drag coefficients are for the loads.
     frontal_area_index : λ of the stand (`canopy.frontal_area_index`), needed with a
-        ``canopy``; in a stand the preset's turbulence intensity is replaced by the canopy
-        top's σ_u/U_h = 1.8 u*/U_h and its length scale by h (docs/design.md §5.1).
+        ``canopy``. In a stand the intensity is σ_u/U_h at the canopy top (a forest species
+        tree's default: the measured 1.8 u*/U_h, and L = h; docs/design.md §5.1).
 
     Attributes
     ----------
     reference_height : float, z_ref, m
     profile_exponent : float, α (open ground only)
-    length_scale : float, L, m (in a stand: L = h)
+    length_scale : float, L, m
     flow : `canopy.CanopyFlow` of the stand (``wind.canopy``), or None on open ground
     canopy : (`canopy.PROFILE_SIZE`,) ndarray, the stand's profile as the kernel reads it
     mode_k : (3, M) ndarray, wavevectors in the wind-aligned frame, rad/m
@@ -376,20 +376,17 @@ class WindField:
         self.reference_height = float(wind["reference_height"])
         self.profile_exponent = float(wind["profile_exponent"])
         self.length_scale = float(wind["length_scale"])
-        intensity = float(wind["turbulence_intensity"])
         stand = wind.get("canopy") or {}
-        # The stand's mean flow (`canopy.CanopyFlow`), None on open ground. In a stand the
-        # turbulence is the canopy's: σ_u = 1.8 u* at the top and L = h (`canopy`).
+        # The stand's mean flow (`canopy.CanopyFlow`), None on open ground.
         self.flow = None
         if stand.get("height") is not None:
             if frontal_area_index is None:
                 raise ValueError("a wind with a canopy needs the stand's frontal area index")
             self.flow = cn.stand_flow(float(stand["height"]), float(stand["spacing"]),
                                       frontal_area_index)
-            intensity = cn.top_intensity(self.flow)
-            self.length_scale = cn.LENGTH_SCALE_OVER_HEIGHT * self.flow.height
         self.canopy = cn.profile_array(self.flow, self.reference_height)
-        self._preset = (float(wind["speed"]), float(wind["direction_deg"]), intensity)
+        self._preset = (float(wind["speed"]), float(wind["direction_deg"]),
+                        float(wind["turbulence_intensity"]))
         self.mode_k, self.mode_amp, self.mode_phase = draw_modes(
             int(wind["modes"]), self.length_scale, self._preset[0], int(wind["seed"]))
         self.state = np.zeros(STATE_SIZE)
