@@ -34,6 +34,7 @@ horizontally averaged wind of the stand:
 The turbulence is the field's (`wind.py`) with σ_u = I·U_h at and above the canopy top
 (I = ``wind.turbulence_intensity``); a ``stand: forest`` species tree's defaults are those
 measured at the top of a stand, I = `dense_top_intensity` and L = h (`species`).
+
 Turbulence at and above the canopy top (Raupach, Finnigan & Brunet 1996, Boundary-Layer
 Meteorol. 78: 351–382, their canopy-top statistics; Finnigan 2000, Annu. Rev. Fluid Mech. 32:
 519–571): σ_u = 1.8 u*, and the integral length scale of u is of the order of h (here L = h).
@@ -65,8 +66,8 @@ ATTENUATION = 2.5                 # a of U(z) = U_h exp(a (z/h − 1)) below the
 SIGMA_U_OVER_USTAR = 1.8          # σ_u/u* at the canopy top (RFB96)
 LENGTH_SCALE_OVER_HEIGHT = 1.0    # L_x^u / h at the canopy top (RFB96, Finnigan 2000)
 TURBULENCE_ATTENUATION = 0.5 * ATTENUATION   # σ_u ∝ exp(a_σ (z/h − 1)) below the top
-# λ is taken at this uniform speed (m/s), the lowest of Mayhead's (1973) tunnel speeds, where
-# ForestGALES also clamps its drag law from below.
+# λ is taken at this uniform speed (m/s), where ForestGALES clamps its drag law C·U^(−N) from
+# below (the fgr package's drag function).
 FRONTAL_AREA_SPEED = 10.0
 # The tallest tree a canopy may hold, over its height (bad input beyond, docs/design.md §6).
 MAX_TREE_OVER_CANOPY = 3.0

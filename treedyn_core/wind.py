@@ -14,6 +14,10 @@ distance the pattern has travelled along the wind. The modes (wavevectors
 ``k_j`` in the wind-aligned frame, unit-free amplitudes ``a_j``, phases
 ``φ_j``) are drawn once from the seed by `draw_modes` and never redrawn.
 
+In a forest stand (``wind.canopy``) the mean profile is the stand's (`canopy`: log
+above the canopy top, exponential below), σ_u = I·U_h at and above the top, and the
+fluctuations decay below it.
+
 Live changes of speed, direction and intensity ramp linearly over 1 s of
 simulated time. The advection is accumulated along the wind (Ξ, a distance)
 rather than as an inertial vector: a direction change then rotates the pattern
