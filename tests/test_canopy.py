@@ -58,8 +58,8 @@ def test_displacement_and_roughness_are_raupachs(lam):
 
 
 def test_dense_stand_has_displacement_near_seven_tenths_of_height():
-    """A closed stand (λ of a few) has d/h ≈ 0.7–0.85 and z₀/h ≈ 0.05–0.1: the values measured
-    over forests (Jarvis et al. 1976, Raupach 1994's Fig. 1)."""
+    """A closed stand (λ of a few) has d/h ≈ 0.7–0.85 and z₀/h ≈ 0.03–0.1, the range of the
+    values measured over coniferous forests (compiled by Jarvis, James & Landsberg 1976)."""
     flow = canopy.stand_flow(25.0, 3.0, 3.0)
     assert 0.7 <= flow.displacement / 25.0 <= 0.85
     assert 0.03 <= flow.roughness / 25.0 <= 0.1
