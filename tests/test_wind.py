@@ -62,7 +62,8 @@ SIGMA_RATIOS = np.array([1.0, 0.8, 0.5])
 
 def wind_settings(**overrides):
     """The default preset's wind mapping, with overrides."""
-    wind = {key: field.default for key, field in WIND.items()}
+    wind = {key: ({k: f.default for k, f in field.items()} if isinstance(field, dict)
+                  else field.default) for key, field in WIND.items()}
     wind.update(overrides)
     return wind
 

@@ -40,7 +40,7 @@ import math
 import numpy as np
 
 from .errors import SimulationDiverged
-from .wind import INTENSITY, SIGMA_V_RATIO, SIGMA_W_RATIO, SPEED, TARGET, Z_MIN
+from .wind import INTENSITY, SIGMA_V_RATIO, SIGMA_W_RATIO, SPEED, TARGET
 
 # Factor on the drag's work bound for gusts in resonance with a sway mode (see above).
 WORK_MARGIN = 10.0
@@ -129,8 +129,8 @@ class DivergenceGuard:
         intensity = max(field.state[INTENSITY], field.state[INTENSITY + TARGET])
         amplitude = np.abs(field.mode_amp).sum(axis=1) * np.array(
             [1.0, SIGMA_V_RATIO, SIGMA_W_RATIO])
-        gust = intensity * speed * float(np.linalg.norm(amplitude))
-        mean = speed * (np.maximum(top, Z_MIN) / field.reference_height) ** field.profile_exponent
+        gust = field.sigma_u(speed, intensity) * float(np.linalg.norm(amplitude))
+        mean = field.mean_speed(top, speed)
         peak = mean + gust
         area = (wind["drag_coefficient"] * 2.0 * tree.radius * tree.length
                 + wind["leaf_drag_coefficient"] * tree.leaf_area)

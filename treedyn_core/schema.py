@@ -258,7 +258,17 @@ SIMULATION: dict[str, Field] = {
                    choices=("rest", "mean_wind"), nullable=True),
 }
 
-WIND: dict[str, Field] = {
+# A forest stand around the tree (treedyn_core/canopy.py; docs/design.md §5.1).
+CANOPY: dict[str, Field] = {
+    "height": Field("float", None, "canopy height h of the stand the tree stands in: log "
+                    "profile above it, exponential decay below, the canopy's turbulence (the "
+                    "tree at most 3 h tall); null: open ground, the power law", "m", min=1.0,
+                    max=100.0, nullable=True),
+    "spacing": Field("float", 3.0, "mean spacing between the stand's stems (with height)", "m",
+                     min=0.0, min_open=True, max=MAX_LENGTH),
+}
+
+WIND: dict[str, Any] = {
     "speed": Field("float", 6.0, "mean speed U at reference_height (at most 60 m/s: trees break "
                    "near 40 m/s; the implicit step is shown stable up to 60 m/s on every "
                    "shipped preset at turbulence 1.0; see docs/hardening.md)", "m/s",
@@ -268,7 +278,8 @@ WIND: dict[str, Field] = {
     "reference_height": Field("float", 10.0, "height z_ref of the reference speed", "m", min=0.0,
                               min_open=True, max=MAX_LENGTH),
     "profile_exponent": Field("float", 0.14, "power-law exponent α of U(z)", min=0.0, max=1.0),
-    "turbulence_intensity": Field("float", 0.2, "I = σ_u / U", min=0.0, max=1.0),
+    "turbulence_intensity": Field("float", 0.2, "I = σ_u / U (in a stand: σ_u / U_h at the "
+                                  "canopy top)", min=0.0, max=1.0),
     "length_scale": Field("float", 20.0, "longitudinal integral length scale (measured near "
                           "trees: metres to hundreds of metres)", "m", min=0.1, max=1e5),
     "modes": Field("int", 64, "Fourier modes of the turbulent field", min=1, max=4096),
@@ -277,6 +288,7 @@ WIND: dict[str, Field] = {
     "drag_coefficient": Field("float", 1.2, "cylinder cross-flow C_d", min=0.0, max=100.0),
     "leaf_drag_coefficient": Field("float", 0.5, "foliage C_dleaf", min=0.0, max=100.0),
     "vogel_exponent": Field("float", 0.0, "β, leaf reconfiguration", min=-1.0, max=0.0),
+    "canopy": CANOPY,
 }
 
 TUNING: dict[str, Field] = {

@@ -36,8 +36,9 @@ from .seed_equilibrium import seed_mean_wind_equilibrium
 from .seed_model import SeedDynamics, SeedSystem, seed_prestressed_spring_rotations
 from .stability import RK4_STABILITY, SAFETY, fastest_rate
 from .model import Model
+from .canopy import stand_frontal_area_index
 from .schema import MAX_PROFILE_SPEED
-from .wind import DIRECTION, INTENSITY, SPEED, TARGET, Z_MIN, WindField
+from .wind import DIRECTION, INTENSITY, SPEED, TARGET, WindField
 
 INTEGRATORS = ("implicit", "galpha", "rk4", "dop853")
 MODELS = ("articulated", "seed")
@@ -125,7 +126,8 @@ class Simulation:
         self.ext_torque = np.zeros((n, 3))
         self.pull = Pull.none()   # a point pulled by a spring-damper (`set_pull`)
         self._reach: TreeReach | None = None
-        self.wind = WindField(self.data["wind"])
+        self.wind = WindField(self.data["wind"], stand_frontal_area_index(
+            tree, self.data["wind"], getattr(preset, "error", None)))
         self._check_profile(self.wind.state[SPEED + TARGET])
         self.state = State(np.zeros((n, 4)), np.zeros((n, 3)), 0.0, self.wind.state)
         self._workspace = Workspace.zeros(n)
@@ -605,8 +607,7 @@ class Simulation:
         field = self.wind
         top = float(self.reach.top.max())
         with np.errstate(all="ignore"):
-            mean = float(speed) * (max(top, Z_MIN) / field.reference_height
-                                   ) ** field.profile_exponent
+            mean = float(field.mean_speed(top, speed))
         if not mean <= MAX_PROFILE_SPEED:
             raise TreedynError(
                 f"wind.speed {float(speed):g} m/s at wind.reference_height "

@@ -29,8 +29,14 @@ always wins):
   above it have the leaders' stiffness (`generator.stem_joint_stiffness`).
 - Root: ``root_stiffness`` from the critical turning moment per stem mass (`anchorage`).
 - Wood: density, Young's modulus, Poisson's ratio, modulus of rupture, structural damping
-  ratio; wind: the foliage's drag coefficient and Vogel exponent; look: the foliage's and
+  ratio; wind: the foliage's drag coefficient and Vogel exponent, the drag coefficient times
+  the crown's `sheltering` where the table gives its extinction κ (conifers; their crowns'
+  drag then follows Mayhead's wind-tunnel law, docs/validation.md); look: the foliage's and
   the bark's colours.
+- Stand: ``stand: forest`` puts the tree in a stand of its own height (``wind.canopy.height
+  = H``, `canopy`) with the wind speed given at the canopy top (``wind.reference_height =
+  H``) and the turbulence measured there (``turbulence_intensity`` 0.64, ``length_scale``
+  H); ``stand: open`` leaves the open ground's power law.
 
 The species table gives the source of every number.
 """
@@ -45,7 +51,7 @@ from typing import Callable, NoReturn
 
 import yaml
 
-from . import anchorage
+from . import anchorage, canopy
 from .generator import stem_radii
 
 BREAST_HEIGHT = 1.3  # m
@@ -235,11 +241,32 @@ def derive(name: str, height: float, dbh: float, stand: str = "forest",
         "damping_model": "stiffness_proportional",
         "modulus_of_rupture": float(wood["modulus_of_rupture"]),
     }
+    crown_width = crown["width_over_height"][stand] * height
     wind = {
-        "leaf_drag_coefficient": float(foliage["drag_coefficient"]),
+        "leaf_drag_coefficient": float(foliage["drag_coefficient"]) * sheltering(
+            foliage.get("sheltering_extinction"),
+            foliage_mass / foliage["leaf_mass_per_area"] / (crown_width * above_lowest)),
         "vogel_exponent": float(foliage["vogel_exponent"]),
     }
+    if stand == "forest":
+        # In a stand of its own height, the wind speed given at the canopy top (treedyn_core/
+        # canopy.py): the u_h of ForestGALES' turning moments.
+        wind["reference_height"] = float(height)
+        wind["canopy"] = {"height": float(height)}
+        # The turbulence measured at the top of a closed stand: σ_u = 1.8 u*, L = h (canopy).
+        wind["turbulence_intensity"] = round(canopy.dense_top_intensity(), 3)
+        wind["length_scale"] = float(height) * canopy.LENGTH_SCALE_OVER_HEIGHT
     return {"generator": generator, "material": material, "wind": wind}
+
+
+def sheltering(extinction: float | None, leaf_area_index: float) -> float:
+    """Fraction s = (1 − exp(−κL))/(κL) of a crown's foliage exposed to the wind: Beer's law
+    through a crown holding L m² of leaves per m² of its width × depth, extinction κ (per
+    m²/m²); 1 where the table gives no κ (or the crown holds no leaves)."""
+    if not extinction or leaf_area_index <= 0.0:
+        return 1.0
+    x = float(extinction) * leaf_area_index
+    return -math.expm1(-x) / x
 
 
 def _per_level_number(value) -> float | list[float]:

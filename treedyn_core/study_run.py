@@ -27,7 +27,9 @@ from .study_file import assignment
 
 OUTPUTS = ("peak_base_moment_Nm", "p99_base_moment_Nm", "peak_crown_displacement_m",
            "mean_crown_displacement_m", "peak_aero_force_N", "sway_frequency_hz")
-TREE_OUTPUTS = ("dbh_m", "height_m", "breaking_moment_Nm")
+# canopy_top_wind_m_s: the mean wind u_h at the top of the stand's canopy (``wind.canopy``), in
+# which ForestGALES states its turning moments; on open ground, the mean wind at the tree's top.
+TREE_OUTPUTS = ("dbh_m", "height_m", "breaking_moment_Nm", "canopy_top_wind_m_s")
 STATUS = ("ok", "diverged", "failed")
 SWAY_SEGMENT = 60.0  # s, Welch segment of the sway spectrum: resolution 1/60 Hz
 
@@ -69,7 +71,8 @@ def run_row(spec: RunSpec) -> dict[str, Any]:
         dbh = stem_diameter_at(sim.tree)
         row.update(dbh_m=dbh, height_m=sim.tree.height,
                    breaking_moment_Nm=breaking_moment(data["material"]["modulus_of_rupture"],
-                                                      dbh))
+                                                      dbh),
+                   canopy_top_wind_m_s=canopy_top_wind(sim))
         series = record(sim, spec.duration)
         row.update(reduce(series, sim))
         if spec.series_dir:
@@ -81,6 +84,14 @@ def run_row(spec: RunSpec) -> dict[str, Any]:
     row.update(status=status, error=error, wall_s=time.perf_counter() - start,
                treedyn_version=__version__)
     return row
+
+
+def canopy_top_wind(sim: Simulation) -> float:
+    """u_h, m/s: the mean wind at the canopy top in a stand, at the tree's top on open ground."""
+    speed = sim.wind.canopy_top_speed
+    if speed is None:
+        speed = float(sim.wind.mean_speed(sim.tree.rest_base[0, 2] + sim.tree.height))
+    return speed
 
 
 def record(sim: Simulation, duration: float) -> dict[str, np.ndarray]:

@@ -14,6 +14,10 @@ distance the pattern has travelled along the wind. The modes (wavevectors
 ``k_j`` in the wind-aligned frame, unit-free amplitudes ``a_j``, phases
 ``φ_j``) are drawn once from the seed by `draw_modes` and never redrawn.
 
+In a forest stand (``wind.canopy``) the mean profile is the stand's (`canopy`: log
+above the canopy top, exponential below), σ_u = I·U_h at and above the top, and the
+fluctuations decay below it.
+
 Live changes of speed, direction and intensity ramp linearly over 1 s of
 simulated time. The advection is accumulated along the wind (Ξ, a distance)
 rather than as an inertial vector: a direction change then rotates the pattern
@@ -34,6 +38,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from . import canopy as cn
 from .errors import TreedynError
 from .kernel import kernel
 from .fastmath import INV_TWO_PI, TWO_PI, cos_turns, fast_pow
@@ -229,30 +234,48 @@ class WindInputs(NamedTuple):
     mode_amp: np.ndarray         # (3, M)
     mode_phase: np.ndarray       # (M,) rad
     work: np.ndarray             # (7, M) scratch
+    canopy: np.ndarray           # (`canopy.PROFILE_SIZE`,) the stand's profile; zeros: open
 
 
 @kernel(inline="always")
 def wind_at(points, wind, out):
     """`wind_velocity` of a `WindInputs` record at points (P, 3) m into out (P, 3) m/s."""
     wind_velocity(points, wind.state, wind.reference_height, wind.profile_exponent, wind.mode_k,
-                  wind.mode_amp, wind.mode_phase, wind.work, out)
+                  wind.mode_amp, wind.mode_phase, wind.work, wind.canopy, out)
+
+
+@kernel(inline="always")
+def _canopy_shape(z, canopy):
+    """U(z)/U_h of the stand's profile (`canopy.shape`) at a height z ≥ `Z_MIN` m."""
+    height = canopy[cn.HEIGHT]
+    if z >= height:
+        z0 = canopy[cn.ROUGHNESS]
+        above = height - canopy[cn.DISPLACEMENT]
+        return math.log((z - canopy[cn.DISPLACEMENT]) / z0) / math.log(above / z0)
+    return math.exp(canopy[cn.MEAN_DECAY] * (z / height - 1.0))
 
 
 @kernel
 def wind_velocity(points, state, reference_height, profile_exponent, mode_k, mode_amp,
-                  mode_phase, work, out):
+                  mode_phase, work, canopy, out):
     """Wind velocity at P points: mean profile + Fourier modes (docs/design.md §5).
 
     points : (P, 3) m, inertial; state : (`STATE_SIZE`,) the wind state;
     reference_height : z_ref, m; profile_exponent : α; mode_k (3, M) rad/m,
     mode_amp (3, M), mode_phase (M,) rad from `draw_modes`; work : (7, M)
-    scratch; out : (P, 3) m/s, inertial, overwritten.
+    scratch; canopy : (`canopy.PROFILE_SIZE`,) the stand's profile (height 0: open
+    ground, the power law); out : (P, 3) m/s, inertial, overwritten.
+
+    In a stand the mean is U(z_ref)·U(z)/U(z_ref) of `canopy.shape`, σ_u = I·U_h at and
+    above the canopy top, times exp(a_σ (z/h − 1)) below it.
     """
     speed = state[SPEED]
     azimuth = math.radians(state[DIRECTION])
     c = math.cos(azimuth)
     s = math.sin(azimuth)
-    sigma_u = state[INTENSITY] * speed
+    height = canopy[cn.HEIGHT]
+    in_stand = height > 0.0
+    sigma_u = state[INTENSITY] * speed * (canopy[cn.TOP_OVER_REFERENCE] if in_stand else 1.0)
     advection = state[ADVECTION]
 
     # Per mode, in inertial axes: wavevector R k and amplitude vector R σ∘a; the
@@ -279,9 +302,14 @@ def wind_velocity(points, state, reference_height, profile_exponent, mode_k, mod
         amp_z[j] = SIGMA_W_RATIO * sigma_u * mode_amp[2, j]
 
     # The mean profile first, in a loop of its own that vectorises (fast_pow).
-    inv_height = 1.0 / reference_height
-    for p in range(points.shape[0]):
-        out[p, 2] = speed * fast_pow(max(points[p, 2], Z_MIN) * inv_height, profile_exponent)
+    if in_stand:
+        top_speed = speed * canopy[cn.TOP_OVER_REFERENCE]
+        for p in range(points.shape[0]):
+            out[p, 2] = top_speed * _canopy_shape(max(points[p, 2], Z_MIN), canopy)
+    else:
+        inv_height = 1.0 / reference_height
+        for p in range(points.shape[0]):
+            out[p, 2] = speed * fast_pow(max(points[p, 2], Z_MIN) * inv_height, profile_exponent)
     for p in range(points.shape[0]):
         x = points[p, 0]
         y = points[p, 1]
@@ -294,6 +322,11 @@ def wind_velocity(points, state, reference_height, profile_exponent, mode_k, mod
             sum_x += amp_x[j] * cos_j
             sum_y += amp_y[j] * cos_j
             sum_z += amp_z[j] * cos_j
+        if in_stand and z < height:
+            below = math.exp(canopy[cn.TURBULENCE_DECAY] * (max(z, Z_MIN) / height - 1.0))
+            sum_x *= below
+            sum_y *= below
+            sum_z *= below
         mean = out[p, 2]
         out[p, 0] = mean * c + sum_x
         out[p, 1] = mean * s + sum_y
@@ -322,12 +355,17 @@ class WindField:
     ----------
     wind : mapping with every key of `schema.WIND` (a validated preset's ``wind``).
         Only the field's keys are read; the drag coefficients are for the loads.
+    frontal_area_index : λ of the stand (`canopy.frontal_area_index`), needed with a
+        ``canopy``. In a stand the intensity is σ_u/U_h at the canopy top (a forest species
+        tree's default: the measured 1.8 u*/U_h, and L = h; docs/design.md §5.1).
 
     Attributes
     ----------
     reference_height : float, z_ref, m
-    profile_exponent : float, α
+    profile_exponent : float, α (open ground only)
     length_scale : float, L, m
+    flow : `canopy.CanopyFlow` of the stand (``wind.canopy``), or None on open ground
+    canopy : (`canopy.PROFILE_SIZE`,) ndarray, the stand's profile as the kernel reads it
     mode_k : (3, M) ndarray, wavevectors in the wind-aligned frame, rad/m
     mode_amp : (3, M) ndarray, unit-free u, v, w amplitudes (Σ a²/2 = 1 per row)
     mode_phase : (M,) ndarray, phases, rad
@@ -338,10 +376,19 @@ class WindField:
     a half-written ramp.
     """
 
-    def __init__(self, wind: Mapping[str, Any]):
+    def __init__(self, wind: Mapping[str, Any], frontal_area_index: float | None = None):
         self.reference_height = float(wind["reference_height"])
         self.profile_exponent = float(wind["profile_exponent"])
         self.length_scale = float(wind["length_scale"])
+        stand = wind.get("canopy") or {}
+        # The stand's mean flow (`canopy.CanopyFlow`), None on open ground.
+        self.flow = None
+        if stand.get("height") is not None:
+            if frontal_area_index is None:
+                raise ValueError("a wind with a canopy needs the stand's frontal area index")
+            self.flow = cn.stand_flow(float(stand["height"]), float(stand["spacing"]),
+                                      frontal_area_index)
+        self.canopy = cn.profile_array(self.flow, self.reference_height)
         self._preset = (float(wind["speed"]), float(wind["direction_deg"]),
                         float(wind["turbulence_intensity"]))
         self.mode_k, self.mode_amp, self.mode_phase = draw_modes(
@@ -384,7 +431,7 @@ class WindField:
 
     @property
     def intensity(self):
-        """Current turbulence intensity I = σ_u / U."""
+        """Current turbulence intensity I = σ_u / U (in a stand, σ_u / U_h at the canopy top)."""
         return float(self.state[INTENSITY])
 
     def _start_ramp(self, index, target):
@@ -424,19 +471,40 @@ class WindField:
             raise ValueError(f"out must be a C-contiguous float64 array of shape "
                              f"{points.shape}, got {out.dtype} {out.shape}")
         wind_velocity(points, self.state, self.reference_height, self.profile_exponent,
-                      self.mode_k, self.mode_amp, self.mode_phase, self._work, out)
+                      self.mode_k, self.mode_amp, self.mode_phase, self._work, self.canopy, out)
         return out
 
     def inputs(self) -> WindInputs:
         """The field as the step kernels read it (its state is advanced in place by them)."""
         return WindInputs(self.state, self.reference_height, self.profile_exponent, self.mode_k,
-                          self.mode_amp, self.mode_phase, self._work)
+                          self.mode_amp, self.mode_phase, self._work, self.canopy)
+
+    def mean_speed(self, z, speed=None):
+        """Mean speed (...,) m/s at heights ``z`` (...,) m for a speed `speed` m/s at the
+        reference height (default: the current one): the power law, or the stand's profile."""
+        z = np.maximum(np.asarray(z, dtype=np.float64), Z_MIN)
+        speed = self.state[SPEED] if speed is None else float(speed)
+        if self.flow is None:
+            return speed * (z / self.reference_height) ** self.profile_exponent
+        return speed * self.canopy[cn.TOP_OVER_REFERENCE] * cn.shape(z, self.flow)
+
+    def sigma_u(self, speed=None, intensity=None):
+        """Largest along-wind standard deviation σ_u (m/s) anywhere in the field for a speed
+        `speed` at the reference height and an intensity (defaults: the current ones)."""
+        speed = self.state[SPEED] if speed is None else float(speed)
+        intensity = self.state[INTENSITY] if intensity is None else float(intensity)
+        top = self.canopy[cn.TOP_OVER_REFERENCE] if self.flow is not None else 1.0
+        return intensity * speed * top
+
+    @property
+    def canopy_top_speed(self):
+        """Mean speed at the canopy top U_h, m/s, now; None on open ground."""
+        return None if self.flow is None else float(self.state[SPEED]
+                                                     * self.canopy[cn.TOP_OVER_REFERENCE])
 
     def mean_velocity(self, z):
         """Mean wind velocity (..., 3) m/s, inertial, at heights ``z`` (...,) m, now."""
-        z = np.asarray(z, dtype=np.float64)
         azimuth = math.radians(self.state[DIRECTION])
-        speed = self.state[SPEED] * (np.maximum(z, Z_MIN) / self.reference_height
-                                     ) ** self.profile_exponent
+        speed = self.mean_speed(z)
         return np.stack([speed * math.cos(azimuth), speed * math.sin(azimuth),
                          np.zeros_like(speed)], axis=-1)

@@ -1,0 +1,76 @@
+"""Crown streamlining (docs/validation.md, "Crown streamlining"): the drag area of the conifer
+species' crowns in uniform wind against the wind-tunnel law of their species, Mayhead's (1973)
+C·U^(−N) on the crown's width × depth as ForestGALES parametrises it."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from treedyn_core import crown, species
+from treedyn_core.preset import validate
+from treedyn_core.tree import build_tree
+
+CONIFERS = ("picea_abies", "picea_sitchensis", "pinus_sylvestris", "pseudotsuga_menziesii")
+HEIGHTS = (15.0, 20.0, 25.0, 30.0)   # m, at a slenderness H/DBH of 70
+SPEEDS = (10.0, 15.0, 20.0, 25.0)    # m/s, within Mayhead's tunnel speeds (≤ 25 m/s)
+# The issue's target: within ±25 % of the law on the tree's own crown. The law's own scatter:
+# Mayhead's individual trees lie within about ±30 % of the species curve (Hale et al. 2015).
+LAW_RTOL = 0.25
+
+
+def _tree(name, height, **generator):
+    data = validate({"tree": {"generator": {"species": name, "height": height,
+                                            "dbh": round(height / 70.0, 3), **generator}}},
+                    "<test>")
+    return data, build_tree(data)
+
+
+@pytest.mark.parametrize("name", CONIFERS)
+@pytest.mark.parametrize("height", HEIGHTS)
+def test_crown_drag_area_follows_the_wind_tunnel_law(name, height):
+    """C_d·A of the crown (every limb but the stem's) at rest in uniform wind at 10–25 m/s is
+    within `LAW_RTOL` of C·U^(−N)·width·depth on the tree's own crown width and depth."""
+    data, tree = _tree(name, height)
+    law = species.entry(name)["foliage"]["crown_drag"]
+    width, depth = crown.dimensions(tree)
+    for speed in SPEEDS:
+        model = crown.drag_area(tree, data["wind"], speed, crown_only=True)
+        target = crown.law_drag_area(law["c"], law["n"], width, depth, speed)
+        assert model == pytest.approx(target, rel=LAW_RTOL), (speed, model, target)
+
+
+@pytest.mark.parametrize("name", CONIFERS)
+def test_crown_streamlines_about_as_the_law(name):
+    """The drag area falls with speed: its log-slope over 10–25 m/s on a 20 m tree is within
+    0.2 of the law's −N (the branches' cylinders do not reconfigure, the foliage does)."""
+    data, tree = _tree(name, 20.0)
+    law = species.entry(name)["foliage"]["crown_drag"]
+    low, high = (crown.drag_area(tree, data["wind"], u, crown_only=True) for u in (10.0, 25.0))
+    slope = math.log(high / low) / math.log(2.5)
+    assert slope == pytest.approx(-law["n"], abs=0.2)
+
+
+def test_sheltering_is_beers_law():
+    """s = (1 − e^(−κL))/(κL): 1 for a sparse crown, 1/(κL) for a dense one, 1 without κ."""
+    assert species.sheltering(0.5, 1e-9) == pytest.approx(1.0)
+    assert species.sheltering(0.5, 40.0) == pytest.approx(1.0 / 20.0, rel=1e-8)
+    assert species.sheltering(0.5, 4.0) == pytest.approx((1.0 - math.exp(-2.0)) / 2.0)
+    assert species.sheltering(None, 4.0) == 1.0
+
+
+@pytest.mark.parametrize("phi_deg", [90.0, 60.0, 30.0, 0.0])
+def test_drag_area_of_one_limb_is_the_closed_form(phi_deg):
+    """One limb at φ from the wind with leaves: C_d 2rL sin³φ + C_leaf A (U/1 m/s)^β."""
+    phi = math.radians(phi_deg)
+    data = validate({"tree": {"limbs": [{"name": "a", "length": 2.0, "radius": 0.1,
+                                         "leaf_area": 0.5,
+                                         "direction": [math.cos(phi), 0.0, math.sin(phi)]}]},
+                     "wind": {"drag_coefficient": 1.2, "leaf_drag_coefficient": 0.4,
+                              "vogel_exponent": -0.5}}, "<test>")
+    tree = build_tree(data)
+    expected = 1.2 * 2 * 0.1 * 2.0 * math.sin(phi) ** 3 + 0.4 * 0.5 * 16.0 ** -0.5
+    assert crown.drag_area(tree, data["wind"], 16.0) == pytest.approx(expected, rel=1e-12,
+                                                                       abs=1e-15)
