@@ -717,9 +717,9 @@ class SimulationWorker(threading.Thread):
             self._ensure_kernels(self._sim.model, self._sim.integrator)
             return
         self._sim.set_integrator("rk4")
-        self._ensure_kernels(self._sim.model, "rk4")
-        if not self._check_rk4():
+        if not self._check_rk4():   # refused before anything is compiled for it
             return
+        self._ensure_kernels(self._sim.model, "rk4")
         self._news.put(Event("notice", f"rk4: {self._substeps} sub-steps of "
                                        f"{self._sim.dt:.3g} s per {self._base_dt:.3g} s step"))
 
