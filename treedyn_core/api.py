@@ -94,7 +94,7 @@ def override_assignments(overrides: Overrides) -> list[str]:
 
 
 def new_simulation(preset: PresetSource, *, integrator: str | None = None,
-                   model: str | None = None, dt: float | None = None) -> "Simulation":
+                   model: str | None = None, dt: float | None = None) -> Simulation:
     """A `Simulation` of a preset, ready to step (the object the app's worker drives).
 
     Parameters
@@ -121,7 +121,7 @@ def new_simulation(preset: PresetSource, *, integrator: str | None = None,
 
 def run(preset: PresetSource, duration: float, *, dt: float | None = None,
         integrator: str | None = None, model: str | None = None, every: int | None = None,
-        probe: bool = False) -> "xarray.Dataset":
+        probe: bool = False) -> xarray.Dataset:
     """Simulate a preset headless, as ``treedyn run``, and return the trajectory.
 
     Parameters
@@ -167,7 +167,7 @@ def run(preset: PresetSource, duration: float, *, dt: float | None = None,
     return run_dataset(result.arrays, {"preset": preset.name})
 
 
-def run_arrays(dataset: "xarray.Dataset") -> dict:
+def run_arrays(dataset: xarray.Dataset) -> dict:
     """The arrays of a ``treedyn run`` NPZ file (names as there) from a run's dataset.
 
     Parameters
@@ -186,7 +186,7 @@ def run_arrays(dataset: "xarray.Dataset") -> dict:
     return dataset_arrays(dataset)
 
 
-def read_run(path: str | os.PathLike) -> "xarray.Dataset":
+def read_run(path: str | os.PathLike) -> xarray.Dataset:
     """Read a run written by ``treedyn run`` (``.npz`` or ``.nc``) as a dataset with units.
 
     Parameters
@@ -214,7 +214,7 @@ def read_run(path: str | os.PathLike) -> "xarray.Dataset":
     return run_dataset(arrays)
 
 
-def modes(preset: "PresetSource | Simulation", count: int = 10) -> "ModeResult":
+def modes(preset: PresetSource | Simulation, count: int = 10) -> ModeResult:
     """Natural frequencies and mode shapes about the static equilibrium, as ``treedyn modes``.
 
     Parameters
@@ -237,9 +237,9 @@ def modes(preset: "PresetSource | Simulation", count: int = 10) -> "ModeResult":
     return tree_modes(preset if isinstance(preset, Simulation) else _as_preset(preset), count)
 
 
-def pull(preset: "PresetSource | Simulation", height: float, force: float | None = None,
+def pull(preset: PresetSource | Simulation, height: float, force: float | None = None,
          inclination_deg: float | None = None, direction_deg: float = 0.0,
-         release: bool = False) -> "PullResult":
+         release: bool = False) -> PullResult:
     """The pulling test, as ``treedyn pull`` (docs/validation.md).
 
     Parameters
@@ -289,8 +289,8 @@ def load_study(path: str | os.PathLike) -> Study:
     return _load_study_file(path)
 
 
-def study(source: "str | os.PathLike | Study", out: str | os.PathLike | None = None, *,
-          workers: int | None = 1, scheduler: str | None = None) -> "Outcome":
+def study(source: str | os.PathLike | Study, out: str | os.PathLike | None = None, *,
+          workers: int | None = 1, scheduler: str | None = None) -> Outcome:
     """Run a study's runs on Dask, as ``treedyn study``; rerun to resume.
 
     Parameters
@@ -316,7 +316,7 @@ def study(source: "str | os.PathLike | Study", out: str | os.PathLike | None = N
     return run_study(plan, folder, workers=None if scheduler else workers, scheduler=scheduler)
 
 
-def read_study(out: str | os.PathLike) -> "pyarrow.Table":
+def read_study(out: str | os.PathLike) -> pyarrow.Table:
     """The rows of a study's output folder: one per run (``table.to_pandas()`` for pandas).
 
     Parameters
@@ -335,7 +335,7 @@ def read_study(out: str | os.PathLike) -> "pyarrow.Table":
     return read_results(out)
 
 
-def study_fragility(plan: Study, out: str | os.PathLike) -> list[tuple[str, "Fragility", float]]:
+def study_fragility(plan: Study, out: str | os.PathLike) -> list[tuple[str, Fragility, float]]:
     """The fitted fragility curve of every tree of a study (stem breakage at breast height).
 
     Parameters
