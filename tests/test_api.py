@@ -148,3 +148,23 @@ def test_pull_agrees_with_the_command_line():
     assert result.deflection_m == pytest.approx(shown["deflection_m"], rel=1e-12)
     with pytest.raises(td.TreedynError, match="not both"):
         td.pull("sapling", 0.5, force=20.0, inclination_deg=0.1)
+
+
+@pytest.mark.slow
+def test_study_agrees_with_the_command_line(tmp_path):
+    """The same two runs through `td.study` and `treedyn study`: the same rows."""
+    (tmp_path / "s.yaml").write_text("study: tiny\npreset: sapling\nduration: 0.5\n"
+                                     "grid:\n  wind.speed: [5, 15]\n", encoding="utf-8")
+    plan = td.load_study(tmp_path / "s.yaml")
+    outcome = td.study(plan, tmp_path / "api", workers=1)
+    assert outcome.written == 2 and outcome.by_status.get("ok") == 2
+    subprocess.run([sys.executable, "-m", "treedyn_core", "study", str(tmp_path / "s.yaml"),
+                    "--out", str(tmp_path / "cli"), "--workers", "1"], check=True,
+                   capture_output=True)
+    ours, theirs = (td.read_study(tmp_path / name).sort_by("run").to_pydict()
+                    for name in ("api", "cli"))
+    for column in ("wind.speed", "peak_base_moment_Nm", "peak_crown_displacement_m",
+                   "breaking_moment_Nm", "status"):
+        assert ours[column] == theirs[column], column
+    (label, fit, strength), = td.study_fragility(plan, tmp_path / "api")
+    assert label == "" and fit.runs == 2 and strength == theirs["breaking_moment_Nm"][0]
