@@ -295,12 +295,9 @@ def _parsers() -> dict[str, argparse.ArgumentParser]:
 
 
 def _load(source: str, overrides: list[str] | None = None):
-    from .preset import apply_overrides, load_preset
+    from .api import load_preset   # the API's: a path or a shipped name, then the --set list
 
-    preset = load_preset(source)
-    if overrides:
-        preset.data = apply_overrides(preset.data, overrides)
-    return preset
+    return load_preset(source, overrides)
 
 
 def _cmd_run(args) -> int:
