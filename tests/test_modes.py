@@ -9,6 +9,7 @@ dynamics (`reference_dynamics.py`) imports nothing from the core's physics.
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 import time
@@ -23,7 +24,7 @@ from builders import preset_data
 from physics_cases import STILL_AIR, THREE_LIMBS, TWO_LIMBS, fastest_joint_rate
 from random_trees import random_limbs, reference_tree_from_limbs
 from treedyn_core import linearise as lin
-from treedyn_core import modes as modes_module
+modes_module = importlib.import_module("treedyn_core.modes")   # the module, not the API's function
 from treedyn_core import so3
 from treedyn_core.errors import TreedynError
 from treedyn_core.dynamics import articulated_dynamics

@@ -206,8 +206,9 @@ def _parsers() -> dict[str, argparse.ArgumentParser]:
     _overrides_argument(run)
     run.add_argument("--probe", action="store_true", help="also save the wind at the crown top, "
                      "the total aerodynamic force and the base bending moment per frame")
-    run.add_argument("--out", metavar="FILE.npz", help="output file (default: PRESET.npz in the "
-                     "current folder; with --gltf, none unless given)")
+    run.add_argument("--out", metavar="FILE.npz", help="output file, NPZ or with .nc NetCDF-4 "
+                     "(default: PRESET.npz in the current folder; with --gltf, none unless "
+                     "given)")
     run.add_argument("--gltf", metavar="OUT.glb", help="also write the motion as animated "
                      "binary glTF 2.0 (one node per limb, +Y up, metres)")
 
@@ -292,12 +293,9 @@ def _parsers() -> dict[str, argparse.ArgumentParser]:
 
 
 def _load(source: str, overrides: list[str] | None = None):
-    from .preset import apply_overrides, load_preset
+    from .api import load_preset   # the API's: a path or a shipped name, then the --set list
 
-    preset = load_preset(source)
-    if overrides:
-        preset.data = apply_overrides(preset.data, overrides)
-    return preset
+    return load_preset(source, overrides)
 
 
 def _cmd_run(args) -> int:
@@ -313,8 +311,8 @@ def _cmd_run(args) -> int:
     if args.dt is not None:  # the preset's simulation.dt, given on the command line
         preset.data = apply_overrides(preset.data, [f"simulation.dt={args.dt!r}"], "--dt")
     out = Path(args.out) if args.out is not None else Path(f"{Path(args.preset).stem}.npz")
-    if out.suffix != ".npz" or not out.stem:
-        raise TreedynError(f"--out must name a .npz file, got '{args.out}'")
+    if out.suffix not in (".npz", ".nc") or not out.stem:
+        raise TreedynError(f"--out must name a .npz or .nc (NetCDF) file, got '{args.out}'")
     gltf = None
     if args.gltf:
         from .output_file import check_output
@@ -334,7 +332,12 @@ def _cmd_run(args) -> int:
         print(f"treedyn: {sim.start_notice}", file=sys.stderr)
     files, wrote = [], []
     if out is not None:
-        files.append((out, npz_writer(result.arrays)))
+        if out.suffix == ".nc":
+            from .netcdf import netcdf_writer
+
+            files.append((out, netcdf_writer(result.arrays, {"preset": preset.name})))
+        else:
+            files.append((out, npz_writer(result.arrays)))
         wrote.append(str(out))
     if gltf is not None:
         from .gltf_export import Motion, build_glb

@@ -100,8 +100,8 @@ class ModeResult:
     ----------
     preset_name : str
     limb_names : list[str], preset order
-    frequencies_hz : (count,) Hz, |λ|/2π of the damped eigenvalues
-    damping_ratios : (count,) −Re λ/|λ| (NaN for a zero-frequency mode)
+    frequencies_hz : (count,) Hz, ``|λ|/2π`` of the damped eigenvalues
+    damping_ratios : (count,) ``−Re λ/|λ|`` (NaN for a zero-frequency mode)
     periods : (count,) s, 1/frequency (inf for a zero-frequency mode)
     shapes : (count, N, 3) rad per unit modal amplitude: the joint rotation vectors ε
         (child axes; R_i → R_i exp(ε_i^×)) of the mass-normalised undamped mode shapes,

@@ -1,0 +1,386 @@
+"""The public Python API: what the `treedyn` command does, as functions for scripts and
+notebooks (re-exported by `treedyn_core`; its `__all__` is the list of public names).
+
+Each function calls the same core functions as the command line; none holds physics or file
+format logic of its own. Units are SI throughout: m, s, N, N·m, rad (angles in degrees where
+the name says ``_deg``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Union
+
+from .errors import TreedynError
+from .preset import Preset, apply_overrides, load_preset as _load_preset_file, validate
+from .study_file import Study, assignment, load_study as _load_study_file
+
+if TYPE_CHECKING:   # heavy imports only when a function needs them
+    import pyarrow
+    import xarray
+
+    from .fragility import Fragility
+    from .modes import ModeResult
+    from .pull import PullResult
+    from .simulation import Simulation
+    from .study import Outcome
+
+PresetSource = Union[str, os.PathLike, Mapping, Preset]
+Overrides = Union[Mapping[str, Any], Sequence[str], None]
+
+
+def load_preset(source: PresetSource, overrides: Overrides = None) -> Preset:
+    """Load and validate a preset, with overrides by key path as ``--set`` applies them.
+
+    Parameters
+    ----------
+    source : str, path, dict or Preset
+        A preset file's path, a shipped preset's name (``"young_oak"``), a preset as a dict
+        (the YAML's mapping; missing keys take their defaults), or a `Preset` (copied).
+    overrides : mapping or sequence of str, optional
+        Key path → value (``{"wind.speed": 12.0}``: m/s, as every key's schema unit), or
+        ``"KEY=VALUE"`` strings as given to ``--set`` (``["wind.speed=12"]``). Applied in
+        order, each checked against the schema.
+
+    Returns
+    -------
+    Preset
+        The validated preset: ``.data`` the complete dict, ``.name`` its name.
+
+    Raises
+    ------
+    PresetError
+        One line naming the file, the line and the key path of the problem.
+    """
+    if isinstance(source, Preset):
+        preset = Preset(validate(source.data, source.filename), source.path, dict(source.marks),
+                        source.filename, source.raw)
+    elif isinstance(source, Mapping):
+        raw = dict(source)
+        raw.setdefault("name", "Untitled tree")
+        preset = Preset(validate(raw, "<dict>"), filename="<dict>", raw=raw)
+    elif isinstance(source, (str, os.PathLike)):
+        preset = _load_preset_file(source)
+    else:
+        raise TreedynError(f"a preset is a path, a shipped name, a dict or a Preset, not "
+                           f"{type(source).__name__}")
+    assignments = override_assignments(overrides)
+    if assignments:
+        preset.data = apply_overrides(preset.data, assignments)
+    return preset
+
+
+def override_assignments(overrides: Overrides) -> list[str]:
+    """``KEY=VALUE`` strings (``--set``'s form) of a mapping or a sequence of overrides.
+
+    Parameters
+    ----------
+    overrides : mapping or sequence of str or None
+        Key path → value, or ``"KEY=VALUE"`` strings (returned as they are).
+
+    Returns
+    -------
+    list of str
+    """
+    if overrides is None:
+        return []
+    if isinstance(overrides, Mapping):
+        return [assignment(str(key), value) for key, value in overrides.items()]
+    if isinstance(overrides, str):
+        return [overrides]
+    return [str(item) for item in overrides]
+
+
+def new_simulation(preset: PresetSource, *, integrator: str | None = None,
+                   model: str | None = None, dt: float | None = None) -> Simulation:
+    """A `Simulation` of a preset, ready to step (the object the app's worker drives).
+
+    Parameters
+    ----------
+    preset : str, path, dict or Preset
+        As for `load_preset`.
+    integrator : {"implicit", "galpha", "rk4", "dop853"}, optional
+        Default: the preset's ``simulation.integrator``.
+    model : {"articulated", "seed"}, optional
+        Default: the preset's ``simulation.model``.
+    dt : float, optional
+        Time step, s. Default: the preset's ``simulation.dt``.
+
+    Returns
+    -------
+    Simulation
+        ``step(n)`` advances n steps of ``dt`` s; ``time`` s; ``base``/``tip`` (N, 3) m and
+        ``C_IF`` (N, 3, 3) limb → inertial, in the simulator's breadth-first limb order.
+    """
+    from .simulation import Simulation
+
+    return Simulation(_as_preset(preset), integrator=integrator, model=model, dt=dt)
+
+
+def run(preset: PresetSource, duration: float, *, dt: float | None = None,
+        integrator: str | None = None, model: str | None = None, every: int | None = None,
+        probe: bool = False) -> xarray.Dataset:
+    """Simulate a preset headless, as ``treedyn run``, and return the trajectory.
+
+    Parameters
+    ----------
+    preset : str, path, dict or Preset
+        As for `load_preset`.
+    duration : float
+        Simulated time, s (> 0).
+    dt : float, optional
+        Time step, s. Default: the preset's ``simulation.dt``.
+    integrator : {"implicit", "galpha", "rk4", "dop853"}, optional
+        Default: the preset's ``simulation.integrator``.
+    model : {"articulated", "seed"}, optional
+        Default: the preset's ``simulation.model``.
+    every : int, optional
+        Save every ``every``-th step (default: about 30 frames per simulated second). The
+        first (t = 0) and the last state are always saved.
+    probe : bool, default False
+        Also save per frame the wind at the crown top ``probe_wind`` (m/s), the total
+        aerodynamic force ``aero_force`` (N) and the base moment ``base_moment`` (N·m).
+
+    Returns
+    -------
+    xarray.Dataset
+        Dimensions ``time`` (s), ``limb`` (names, preset order), ``axis`` (x, y, z inertial,
+        +z up) and ``row``/``column`` for ``C_IF``; every variable has a ``units`` attribute
+        (`netcdf.VARIABLES`); ``to_netcdf`` writes it. The NPZ arrays are
+        `run_arrays(dataset)`.
+
+    Raises
+    ------
+    SimulationDiverged
+        The state left the physical bounds (docs/hardening.md).
+    """
+    from .netcdf import run_dataset
+    from .run import simulate
+
+    preset = _as_preset(preset)
+    if dt is not None:   # as --dt: the preset's simulation.dt, checked by the schema
+        preset.data = apply_overrides(preset.data, [f"simulation.dt={float(dt)!r}"], "dt")
+    result = simulate(new_simulation(preset, integrator=integrator, model=model), duration, every,
+                      probe=probe)
+    return run_dataset(result.arrays, {"preset": preset.name})
+
+
+def run_arrays(dataset: xarray.Dataset) -> dict:
+    """The arrays of a ``treedyn run`` NPZ file (names as there) from a run's dataset.
+
+    Parameters
+    ----------
+    dataset : xarray.Dataset
+        As returned by `run` or `read_run`.
+
+    Returns
+    -------
+    dict of str to ndarray
+        ``t`` (T,) s, ``names`` (N,), ``base``/``tip`` (T, N, 3) m, ``C_IF`` (T, N, 3, 3),
+        ``omega`` (T, N, 3) rad/s, energies (T,) J, ...
+    """
+    from .netcdf import dataset_arrays
+
+    return dataset_arrays(dataset)
+
+
+def read_run(path: str | os.PathLike) -> xarray.Dataset:
+    """Read a run written by ``treedyn run`` (``.npz`` or ``.nc``) as a dataset with units.
+
+    Parameters
+    ----------
+    path : str or path
+        An NPZ or NetCDF file.
+
+    Returns
+    -------
+    xarray.Dataset
+        As `run` returns.
+    """
+    from .netcdf import read_netcdf, run_dataset
+
+    path = Path(path)
+    if path.suffix == ".nc":
+        return read_netcdf(path)
+    import numpy as np
+
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            arrays = {key: npz[key] for key in npz.files}
+    except (OSError, ValueError) as error:
+        raise TreedynError(f"cannot read {path}: {error}") from None
+    return run_dataset(arrays)
+
+
+def modes(preset: PresetSource | Simulation, count: int = 10) -> ModeResult:
+    """Natural frequencies and mode shapes about the static equilibrium, as ``treedyn modes``.
+
+    Parameters
+    ----------
+    preset : str, path, dict, Preset or Simulation
+        The tree (a `Simulation`: with its stiffness and damping scales in force).
+    count : int, default 10
+        How many of the lowest modes.
+
+    Returns
+    -------
+    ModeResult
+        ``frequencies_hz`` (count,) Hz, ``damping_ratios`` (count,), ``periods`` (count,) s,
+        ``shapes`` (count, N, 3) rad and ``tip_displacements`` (count, N, 3) m per unit modal
+        amplitude, ``descriptions``.
+    """
+    from .modes import modes as tree_modes
+    from .simulation import Simulation
+
+    return tree_modes(preset if isinstance(preset, Simulation) else _as_preset(preset), count)
+
+
+def pull(preset: PresetSource | Simulation, height: float, force: float | None = None,
+         inclination_deg: float | None = None, direction_deg: float = 0.0,
+         release: bool = False) -> PullResult:
+    """The pulling test, as ``treedyn pull`` (docs/validation.md).
+
+    Parameters
+    ----------
+    preset : str, path, dict, Preset or Simulation
+        The tree.
+    height : float
+        Rope height above the stem base, m.
+    force : float, optional
+        Rope force, N. Give either this or `inclination_deg`.
+    inclination_deg : float, optional
+        Pull until the stem base tilts by this, degrees (default 0.25 when `force` is None).
+    direction_deg : float, default 0.0
+        Azimuth of the pull, degrees (0 = +x, 90 = +y).
+    release : bool, default False
+        Cut the rope and fit the free sway's frequency (Hz) and damping ratio.
+
+    Returns
+    -------
+    PullResult
+        ``deflection_m`` m, ``base_inclination_deg`` deg, ``base_moment_Nm`` N·m,
+        ``max_stem_stress_Pa`` Pa, ``force_N`` N; with `release`, ``frequency_hz`` Hz,
+        ``damping_ratio`` and the ``release`` record.
+    """
+    from .pull import pull as pulling_test
+    from .simulation import Simulation
+
+    if force is not None and inclination_deg is not None:
+        raise TreedynError("pull: give a force or an inclination, not both")
+    sim = preset if isinstance(preset, Simulation) else new_simulation(preset)
+    return pulling_test(sim, height, force, inclination_deg, direction_deg, release)
+
+
+def load_study(path: str | os.PathLike) -> Study:
+    """Read and validate a study file (docs/studies.md).
+
+    Parameters
+    ----------
+    path : str or path
+        A study YAML file.
+
+    Returns
+    -------
+    Study
+        ``name``, ``duration`` s, ``dt`` s, ``axes`` (key paths), ``runs`` (one dict each).
+    """
+    return _load_study_file(path)
+
+
+def study(source: str | os.PathLike | Study, out: str | os.PathLike | None = None, *,
+          workers: int | None = 1, scheduler: str | None = None) -> Outcome:
+    """Run a study's runs on Dask, as ``treedyn study``; rerun to resume.
+
+    Parameters
+    ----------
+    source : str, path or Study
+        A study file, or a `Study` from `load_study`.
+    out : str or path, optional
+        Output folder (default: the study's name); rows go to ``out/results.parquet``.
+    workers : int, optional, default 1
+        Local worker processes (one thread each); None: the CPU count.
+    scheduler : str, optional
+        The address of an existing Dask scheduler instead of local workers.
+
+    Returns
+    -------
+    Outcome
+        ``total``, ``skipped``, ``written`` runs, ``by_status``, ``wall_s`` s.
+    """
+    from .study import run_study
+
+    plan = source if isinstance(source, Study) else load_study(source)
+    folder = Path(out) if out is not None else Path(plan.name)
+    return run_study(plan, folder, workers=None if scheduler else workers, scheduler=scheduler)
+
+
+def read_study(out: str | os.PathLike) -> pyarrow.Table:
+    """The rows of a study's output folder: one per run (``table.to_pandas()`` for pandas).
+
+    Parameters
+    ----------
+    out : str or path
+        The folder given to `study`.
+
+    Returns
+    -------
+    pyarrow.Table
+        Columns ``run``, the axes, ``peak_base_moment_Nm`` N·m, ``peak_crown_displacement_m``
+        m, ``sway_frequency_hz`` Hz, ``breaking_moment_Nm`` N·m, ``status``, ... (docs/studies.md).
+    """
+    from .study_results import read_results
+
+    return read_results(out)
+
+
+def study_fragility(plan: Study, out: str | os.PathLike) -> list[tuple[str, Fragility, float]]:
+    """The fitted fragility curve of every tree of a study (stem breakage at breast height).
+
+    Parameters
+    ----------
+    plan : Study
+        The study (``wind.speed`` among its axes).
+    out : str or path
+        Its output folder.
+
+    Returns
+    -------
+    list of (str, Fragility, float)
+        Per tree (a combination of the axes other than speed and seed): its label, the
+        lognormal fit (``critical_speed`` U50 m/s, ``beta``, ``probability(speed)``) and the
+        breaking moment M_break, N·m.
+    """
+    from .study_report import critical_speeds
+
+    if "wind.speed" not in plan.axes:
+        raise TreedynError(f"{plan.name}: a fragility needs wind.speed among the axes")
+    return critical_speeds(read_study(out).to_pydict(), plan.axes)
+
+
+def study_figures(plan: Study, out: str | os.PathLike) -> list[str]:
+    """Write ``treedyn study --plot``'s figures (PNG) to the study's folder.
+
+    Parameters
+    ----------
+    plan : Study
+        The study (``wind.speed`` among its axes).
+    out : str or path
+        Its output folder.
+
+    Returns
+    -------
+    list of str
+        The lines ``--plot`` prints: the critical wind speed (m/s) per tree, the files.
+    """
+    from .study_report import plot_study
+
+    if "wind.speed" not in plan.axes:
+        raise TreedynError(f"{plan.name}: the figures need wind.speed among the axes")
+    return plot_study(plan, read_study(out).to_pydict(), Path(out))
+
+
+def _as_preset(source: PresetSource) -> Preset:
+    """A `Preset` of any source `load_preset` takes (a `Preset` given is copied)."""
+    return load_preset(source)
