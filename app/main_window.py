@@ -44,6 +44,7 @@ from .mode_shapes import ModeAnimation, ModesJob
 from .modes_panel import ModesPanel
 from .plots import LivePlot, PlotHistory
 from .smooth_pose import between
+from .stand_visual import stand_of
 from .status_line import StatusLine
 from .summary import plain_text, summary
 from .tree_visual import LINES, TUBES
@@ -876,6 +877,7 @@ class MainWindow(QMainWindow):
             self._preset_label(preset), self._preset_source(preset),
             summary(preset.data, tree), plain_text(preset.data.get("description", "") or ""))
         wind, tuning = preset.data["wind"], preset.data["tuning"]
+        self.controls.show_stand(stand_of(preset.data), float(wind["reference_height"]))
         self.controls.show_values(
             wind_speed=wind["speed"], wind_direction_deg=wind["direction_deg"],
             turbulence_intensity=wind["turbulence_intensity"],
@@ -928,10 +930,15 @@ class MainWindow(QMainWindow):
             tree = build_tree(preset.data, getattr(preset, "error", None), damping_model=False)
         except TreedynError:
             return None  # the worker reports it
+        stand = stand_of(preset.data)
+        self.canvas.set_stand(stand)
         self.canvas.set_tree(tree, form=foliage_form(preset.data))  # its form and colours
         self._framed_preset = preset
         wind = preset.data["wind"]
-        self.canvas.set_wind(float(wind["speed"]), float(wind["direction_deg"]))
+        # In a stand the compass gives u_h at the canopy top: the preset's speed where it is
+        # given there (a forest species tree's), else the worker's once the field exists.
+        at_top = stand is not None and float(wind["reference_height"]) == stand[0]
+        self.canvas.set_wind(float(wind["speed"]), float(wind["direction_deg"]), at_top)
         return tree
 
     def _show_choices(self, integrator: str, model: str) -> None:
@@ -1011,6 +1018,7 @@ class MainWindow(QMainWindow):
                 self._stop_mode(resume=True)
             # A new preset is framed afresh; the same one rebuilt (another model) keeps the
             # user's camera.
+            self.canvas.set_stand(stand_of(frame.preset.data))
             self.canvas.set_tree(frame.tree, reframe=frame.preset is not self._framed_preset,
                                  form=foliage_form(frame.preset.data))
             self._framed_preset = frame.preset
@@ -1033,12 +1041,14 @@ class MainWindow(QMainWindow):
         if frame.probe is not None and self.history.add(frame.probe, frame.generation):
             self._plot_stale = True
         if frame.settings is not None:
+            top = frame.settings.canopy_top_speed  # in a stand: u_h, what the compass gives
             wind = (round(frame.settings.wind_speed, 3),
-                    round(frame.settings.wind_direction_deg, 2))
+                    round(frame.settings.wind_direction_deg, 2),
+                    None if top is None else round(top, 3))
             if wind != self._shown_wind:
                 self._shown_wind = wind
-                self.canvas.set_wind(frame.settings.wind_speed,
-                                     frame.settings.wind_direction_deg)
+                self.canvas.set_wind(frame.settings.wind_speed if top is None else top,
+                                     frame.settings.wind_direction_deg, top is not None)
                 self.plot.set_wind(frame.settings.wind_speed, frame.settings.wind_direction_deg)
 
     def _smooth(self, frame, now: float) -> bool:

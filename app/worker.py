@@ -123,7 +123,9 @@ class Settings:
     Scales are unit-free; wind speed m/s at the reference height, direction deg
     (0 = +x, 90 = +y), turbulence intensity σ_u/U (0..1) — their current,
     possibly ramping, values; dt s per step (the preset's), substeps per step
-    (rk4), time_scale simulated s per wall s requested.
+    (rk4), time_scale simulated s per wall s requested. In a forest stand (``wind.canopy``),
+    canopy_height m and canopy_top_speed, the mean speed u_h m/s at the canopy top now (the
+    turbulence intensity is then σ_u/U_h there); both None on open ground.
     """
 
     stiffness_scale: float
@@ -136,6 +138,8 @@ class Settings:
     dt: float
     substeps: int
     time_scale: float
+    canopy_height: float | None = None
+    canopy_top_speed: float | None = None
 
 
 @dataclass(frozen=True)
@@ -767,6 +771,8 @@ class SimulationWorker(threading.Thread):
 
     def _settings(self) -> Settings:
         sim = self._sim
+        field = getattr(sim, "wind", None)
+        flow = getattr(field, "flow", None)
         return Settings(
             stiffness_scale=float(sim.stiffness_scale),
             damping_scale=float(sim.damping_scale),
@@ -774,7 +780,9 @@ class SimulationWorker(threading.Thread):
             wind_direction_deg=float(sim.wind_direction_deg),
             turbulence_intensity=float(sim.turbulence_intensity),
             integrator=sim.integrator, model=sim.model, dt=self._base_dt,
-            substeps=self._substeps, time_scale=self._time_scale)
+            substeps=self._substeps, time_scale=self._time_scale,
+            canopy_height=None if flow is None else float(flow.height),
+            canopy_top_speed=None if flow is None else field.canopy_top_speed)
 
     def _publish(self, state: str) -> None:
         self._seq += 1
