@@ -34,6 +34,8 @@ from __future__ import annotations
 import math
 import os
 import queue
+import subprocess
+import sys
 import threading
 import time
 import traceback
@@ -442,10 +444,30 @@ class SimulationWorker(threading.Thread):
                     except Exception:
                         traceback.print_exc()
                     self._background_progress = None
+            self._warm_modes()
 
         self._background = threading.Thread(target=compile_all, daemon=True,
                                             name="treedyn-background-compile")
         self._background.start()
+
+    def _warm_modes(self) -> None:
+        """In the background compile's thread: the modes' own kernels compiled in a child
+        process (`mode_shapes.warm_modes_kernels`, ~2.5 s of one core once per version),
+        so that a first View → Modes… does not hold the GUI's process compiling them."""
+        from treedyn_core import warm_up
+
+        from .mode_shapes import WARM_MODES_CODE, modes_kernels_warm
+
+        if self._halt.is_set() or modes_kernels_warm():
+            return
+        env, folder = warm_up.child_environment()
+        child = subprocess.Popen([sys.executable, "-c", WARM_MODES_CODE], env=env, cwd=folder,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        while child.poll() is None:
+            if self._halt.wait(0.1):
+                child.kill()
+                child.wait()
+                return
 
     def background_compile_done(self) -> bool:
         """The background compile has ended (or never started)."""
