@@ -46,8 +46,9 @@ def wait_ready(qtbot, window, name: str) -> None:
     qtbot.wait(100)  # a tick of the window: the frame shown
 
 
-def caption_speed(window) -> float:
-    return float(window.canvas.wind_overlay.caption.split(" m/s")[0])
+def caption_speed(shown) -> float:
+    """The speed the compass of `shown` (a window, or a film's canvas) gives, m/s."""
+    return float(shown.canvas.wind_overlay.caption.split(" m/s")[0])
 
 
 def test_a_forest_tree_is_shown_in_its_stand_and_an_open_one_alone(qtbot, window_of):
@@ -131,3 +132,18 @@ def test_the_compass_caption_of_two_lines_clears_its_dial_and_the_view():
         two, same = placement(width, height, 2)
         assert same == radius and two[1] == pytest.approx(one[1] - CAPTION_LINE * radius)
         assert two[1] + (CAPTION_GAP + 2 * CAPTION_LINE) * radius <= height
+
+
+def test_a_film_shows_the_stand_and_the_canopy_top_wind_as_the_view_does(qtbot):
+    from treedyn_app.render_video import FilmCanvas
+    from treedyn_core.simulation import Simulation
+
+    sim = Simulation(load_preset("conifer"))
+    film = FilmCanvas(sim, (320, 240))
+    try:
+        assert film.canvas.stand.visible and film.canvas.stand.height == 25.0
+        assert film.canvas.wind_overlay.caption.endswith("\nat canopy top")
+        assert caption_speed(film) == pytest.approx(sim.wind.canopy_top_speed, abs=SPEED_SHOWN)
+        assert film.draw(sim.tree.rest_base, sim.tree.rest_tip).shape == (240, 320, 3)
+    finally:
+        film.close()
