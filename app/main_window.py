@@ -699,7 +699,8 @@ class MainWindow(QMainWindow):
         return self._preset
 
     def open_dialog(self) -> None:
-        start = str(self._preset.path.parent) if getattr(self._preset, "path", None) else ""
+        where = getattr(self._preset, "path", None) or opened_scan(self._preset)
+        start = str(Path(where).parent) if where else ""
         path, _ = QFileDialog.getOpenFileName(self, "Open preset or scan", start, OPEN_FILTER)
         if path:
             self.confirm_unsaved(lambda: self.open_preset(path))

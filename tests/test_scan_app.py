@@ -149,6 +149,7 @@ def test_a_dropped_scan_or_preset_opens_asking_first_about_unsaved_changes(
         asked = {}
 
         def answer(*args, **kwargs):
+            asked["folder"] = args[2]
             asked["filter"] = args[3] if len(args) > 3 else kwargs.get("filter")
             return "", ""
 
@@ -164,6 +165,8 @@ def test_a_dropped_scan_or_preset_opens_asking_first_about_unsaved_changes(
         qtbot.waitUntil(lambda: ready(window, "scanned"), timeout=READY_TIMEOUT_MS)
         assert window.worker.simulation.tree.n == build_tree(load_preset(scan_file).data).n
         assert "scanned.mat" in window.windowTitle()
+        window.open_dialog()  # File → Open starts in the scan's folder
+        assert asked["folder"] == str(scan_file.parent)
         # A preset dropped on the 3-D view itself (a native window of its own).
         drop_on(window.canvas.window, load_preset("sapling").path)
         qtbot.waitUntil(lambda: ready(window, first.name), timeout=READY_TIMEOUT_MS)
