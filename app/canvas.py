@@ -31,6 +31,7 @@ from treedyn_core.limb_mesh import FORMS, FoliageForm
 
 from .grab import pick_segment
 from .limb_impostors import eye_and_pixel
+from .stand_visual import StandVisual
 from .tree_visual import TUBES, TreeVisual
 from .wind_overlay import WindOverlay
 
@@ -149,6 +150,12 @@ class TreeCanvas:
         self._grid = scene.visuals.Line(connect="segments", method="gl", color=GRID, width=1,
                                         parent=self.view.scene)
         self.tree = TreeVisual(self.view.scene, mode=render_mode)
+        self.stand = StandVisual(self.view.scene)  # the canopy of a stand, when in one
+        self._stand: tuple[float, float] | None = None
+        self._ground_half = 1.0
+        self._crown_half_width = 1.0
+        self._conifer = False
+        self._stem = np.zeros(2)  # (x, y) m of the tree's stem base
         # The grab spring: drawn over everything (no depth test) so that it never hides.
         self._spring = scene.visuals.Line(pos=np.zeros((2, 3), dtype=np.float32),
                                           connect="segments", method="gl", color=SPRING,
@@ -177,7 +184,7 @@ class TreeCanvas:
         self._height = 1.0
         self._crown_radius = 1.0
         self._azimuth = AZIMUTH
-        self._wind = (0.0, 0.0)
+        self._wind = (0.0, 0.0, False)
         self.canvas.events.resize.connect(self._on_resize)
         self._on_resize()
         # The native GL window in the widget tree. A click in it takes the keyboard focus from
@@ -205,11 +212,14 @@ class TreeCanvas:
         points = np.concatenate([tree.rest_base, tree.rest_tip])
         low, high = points.min(axis=0), points.max(axis=0)
         root = np.asarray(tree.rest_base[0], dtype=float)
+        self._stem = root[:2].copy()
         self._height = max(float(high[2] - min(low[2], root[2])), 1e-3)
         self._centre = np.array([(low[0] + high[0]) / 2, (low[1] + high[1]) / 2, root[2]])
-        self._crown_radius = max(float(np.max(np.hypot(points[:, 0] - self._centre[0],
-                                                       points[:, 1] - self._centre[1]))),
-                                 0.15 * self._height)
+        # The crown's half-width as it is (the neighbours' in a stand), and as framed.
+        self._crown_half_width = float(np.max(np.hypot(points[:, 0] - self._centre[0],
+                                                       points[:, 1] - self._centre[1])))
+        self._crown_radius = max(self._crown_half_width, 0.15 * self._height)
+        self._conifer = form.name == "conifer"
         # The lean: the limbs' length-weighted mean horizontal offset of their tips, m.
         length = np.linalg.norm(tree.rest_tip - tree.rest_base, axis=1)
         lean = (length[:, None] * (tree.rest_tip[:, :2] - root[:2])).sum(axis=0) / max(
@@ -217,6 +227,7 @@ class TreeCanvas:
         leaning = LEAN_FRACTION * self._height < np.hypot(*lean) < MAX_LEAN * self._height
         self._azimuth = LEAN_AZIMUTH if leaning and abs(lean[1]) > abs(lean[0]) else AZIMUTH
         self._set_up_ground()
+        self._draw_stand()
         self.tree.set_tree(tree, form)
         self.set_wind(*self._wind)
         if reframe:
@@ -230,12 +241,25 @@ class TreeCanvas:
         self.tree.set_pixels_per_metre(self.pixels_per_metre())
         self.canvas.update()
 
-    def set_wind(self, speed: float, direction_deg: float) -> None:
+    def set_wind(self, speed: float, direction_deg: float, at_canopy_top: bool = False) -> None:
         """Show wind of `speed` m/s blowing toward `direction_deg` (deg, 0 = +x) on the
-        compass."""
-        self._wind = (float(speed), float(direction_deg))
-        self.wind_overlay.set_wind(speed, direction_deg)
+        compass; `at_canopy_top`: the speed is a stand's u_h, at its canopy top."""
+        self._wind = (float(speed), float(direction_deg), bool(at_canopy_top))
+        self.wind_overlay.set_wind(speed, direction_deg, at_canopy_top)
         self.canvas.update()
+
+    def set_stand(self, stand: tuple[float, float] | None) -> None:
+        """Mark the forest stand the tree stands in: (canopy height m, stem spacing m), drawn
+        around the tree at its ground (`StandVisual`); None: open ground, nothing drawn."""
+        self._stand = None if stand is None else (float(stand[0]), float(stand[1]))
+        self._draw_stand()
+        self.canvas.update()
+
+    def _draw_stand(self) -> None:
+        # Around the tree's stem, at its ground.
+        stem = np.array([self._stem[0], self._stem[1], self._centre[2]])
+        self.stand.set_stand(self._stand, stem, self._crown_half_width, self._ground_half,
+                             self._conifer)
 
     def eye(self) -> np.ndarray:
         """(3,) m: the camera's position in the scene."""
@@ -281,7 +305,7 @@ class TreeCanvas:
         """Turntable camera looking at the whole tree and its ground."""
         camera = self.view.camera
         width, height = self.canvas.size
-        camera.center = tuple(self._centre + np.array([0.0, 0.0, 0.5 * self._height]))
+        camera.center = tuple(self._centre + np.array([0.0, 0.0, 0.5 * self._framed_height()]))
         camera.scale_factor = self._framing_scale(max(width, 1) / max(height, 1))
         camera.elevation = ELEVATION
         camera.azimuth = self._azimuth
@@ -300,7 +324,11 @@ class TreeCanvas:
     def _framing_scale(self, aspect: float) -> float:
         """scale_factor that frames the whole tree in a view of `aspect` (width / height)."""
         return self._scale_showing(2.0 * self._crown_radius * 1.3 * MARGIN,
-                                   self._height * MARGIN, aspect)
+                                   self._framed_height() * MARGIN, aspect)
+
+    def _framed_height(self) -> float:
+        """m: the tree's height, or the canopy's when the tree stands in a taller stand."""
+        return max(self._height, self._stand[0] if self._stand is not None else 0.0)
 
     def _scale_for_image(self, aspect: float) -> float:
         """scale_factor for an image of `aspect`: the tree framed for it while the camera is
@@ -419,6 +447,7 @@ class TreeCanvas:
         half = 1.3 * max(self._crown_radius, 0.35 * self._height)
         step = nice_step(2 * half, 12)
         half = math.ceil(half / step) * step
+        self._ground_half = half
         cx, cy, z = self._centre
         ticks = np.arange(-half, half + 0.5 * step, step)
         lines = []

@@ -37,6 +37,24 @@ MODEL_NOTES = {
 }
 
 
+TURBULENCE_TIP = "Turbulence intensity σ_u / U"
+STAND_TURBULENCE_TIP = ("Turbulence intensity σ_u / U_h at the canopy top: the tree stands in a "
+                        "forest stand, where the wind's σ_u and mean speed u_h are taken at "
+                        "the top of the canopy (inside it the wind is slower and relatively "
+                        "gustier)")
+
+
+def stand_words(stand: tuple[float, float] | None, reference_height: float) -> str:
+    """The wind box's note for a tree in a forest stand (canopy height, spacing m; the wind
+    speed given at `reference_height` m); '' on open ground."""
+    if stand is None:
+        return ""
+    height, spacing = stand
+    where = ("speed and turbulence σ_u/U_h at the canopy top" if reference_height == height
+             else f"speed at {reference_height:g} m, turbulence σ_u/U_h at the canopy top")
+    return f"In a forest stand ({height:g} m canopy, {spacing:g} m spacing): {where}"
+
+
 def beaufort(speed: float) -> tuple[int, str]:
     """(force, name) on the Beaufort scale of a mean wind `speed` in m/s."""
     for force, (upper, name) in enumerate(BEAUFORT):
@@ -307,7 +325,12 @@ class Controls(QWidget):
         self.wind_direction.setToolTip("Azimuth the wind blows toward: 0° = +x, 90° = +y")
         self.turbulence = _schema_slider("wind.turbulence_intensity", 20.0, decimals=0,
                                          scale=100.0, unit="%", what="Turbulence")
-        self.turbulence.setToolTip("Turbulence intensity σ_u / U")
+        self.turbulence.setToolTip(TURBULENCE_TIP)
+        # In a forest stand: what the speed and turbulence are taken at (hidden in the open).
+        self.stand_note = QLabel()
+        self.stand_note.setWordWrap(True)
+        self.stand_note.setStyleSheet("color: #505050;")
+        self.stand_note.hide()
         self.stiffness = _schema_slider("tuning.stiffness_scale", 1.0, decimals=2, prefix="×",
                                         log=True, what="Stiffness")
         self.stiffness.setToolTip("Multiplies every joint stiffness (the rest pose is not "
@@ -359,6 +382,7 @@ class Controls(QWidget):
         wind_form.addRow("", self.beaufort)
         wind_form.addRow("Direction", self.wind_direction)
         wind_form.addRow("Turbulence", self.turbulence)
+        wind_form.addRow(self.stand_note)
 
         tree_box = QGroupBox("Tree")
         tree_form = QFormLayout(tree_box)
@@ -420,6 +444,16 @@ class Controls(QWidget):
         self.more_button.setVisible(bool(description) and description != summary)
         if not self.more_button.isVisible():
             self.more_button.setChecked(False)
+
+    def show_stand(self, stand: tuple[float, float] | None, reference_height: float) -> None:
+        """Say what the wind controls mean for a tree in a forest stand (canopy height,
+        spacing m), or on open ground (None); the speed is given at `reference_height` m."""
+        self.stand_note.setText(stand_words(stand, reference_height))
+        self.stand_note.setVisible(stand is not None)
+        self.turbulence.setToolTip(TURBULENCE_TIP if stand is None else STAND_TURBULENCE_TIP)
+        top = stand is not None and reference_height == stand[0]
+        self.wind_speed.setToolTip("Mean wind speed u_h at the canopy top" if top
+                                   else f"Mean wind speed at {reference_height:g} m")
 
     def _show_full_description(self, shown: bool) -> None:
         self.full_description.setVisible(shown)

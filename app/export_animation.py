@@ -20,9 +20,9 @@ from pathlib import Path
 
 import numpy as np
 from PyQt6.QtCore import QObject, Qt, QTimer, pyqtSignal
-from PyQt6.QtWidgets import (QComboBox, QDialog, QDoubleSpinBox, QProgressDialog, QSpinBox,
-                             QWidget)
+from PyQt6.QtWidgets import QComboBox, QDialog, QLabel, QProgressDialog, QWidget
 
+from .controls import NumberBox
 from .dialogs import form_with_buttons
 from .render_video import MAX_SIZE, MIN_SIDE, VideoJob, check_size, film_frames
 
@@ -34,6 +34,9 @@ def film_frame_count(duration: float, fps: float) -> int:
     1/fps, so 3 s at 30/s is 90 frames (the last shows t = 2.967 s)."""
     return max(1, int(round(duration * fps)))
 POLL_MS = 50  # how often the progress dialog reads a glTF export's progress
+DURATION_RANGE = (0.1, 600.0)  # s of simulated time an export may cover
+DURATION_DECIMALS = 3  # a typed duration is kept to the millisecond
+FPS_RANGE = (1, 240)  # frames per simulated second
 LIVE_STATE_TIMEOUT_S = 5.0
 
 
@@ -57,24 +60,29 @@ class ExportAnimationDialog(QDialog):
         self.kind = QComboBox()
         self.kind.addItem("glTF 2.0 animation (.glb: Blender, game engines, the web)", GLTF)
         self.kind.addItem("MP4 film (H.264) of the 3-D view", MP4)
-        self.duration = QDoubleSpinBox()
-        self.duration.setRange(0.1, 600.0)
+        # Boxes that take any number typed and bring it into range, saying so below them (Qt's
+        # spin boxes refused the keystroke that left the range: 2500 frames/s typed gave 25,
+        # 1000 s gave 100 s).
+        self.duration = NumberBox("Duration", 1, "s", kept=DURATION_DECIMALS)
+        self.duration.setRange(*DURATION_RANGE)
         self.duration.setValue(10.0)
-        self.duration.setSuffix(" s")
-        self.fps = QSpinBox()
-        self.fps.setRange(1, 240)
+        self.fps = NumberBox("Frames per second", 0, "frames/s", kept=0)
+        self.fps.setRange(*FPS_RANGE)
         self.fps.setValue(30)
-        self.fps.setSuffix(" frames/s")
-        self.width_box, self.height_box = QSpinBox(), QSpinBox()
+        self.width_box = NumberBox("Film width", 0, "px", kept=0)
+        self.height_box = NumberBox("Film height", 0, "px", kept=0)
+        self.adjusted = QLabel()
+        self.adjusted.setStyleSheet("color: #b03020;")
         for box, value, top in ((self.width_box, 1280, MAX_SIZE[0]),
                                 (self.height_box, 720, MAX_SIZE[1])):
             box.setRange(MIN_SIDE, top)
             box.setSingleStep(2)
             box.setValue(value)
-            box.setSuffix(" px")
+        for box in (self.duration, self.fps, self.width_box, self.height_box):
+            box.adjusted.connect(self.adjusted.setText)
         form_with_buttons(self, [("Format", self.kind), ("The next", self.duration),
                                  ("Frames", self.fps), ("Film width", self.width_box),
-                                 ("Film height", self.height_box)])
+                                 ("Film height", self.height_box), self.adjusted])
         if previous is not None:  # the last export's choices, whatever its format
             self.kind.setCurrentIndex(max(self.kind.findData(previous.kind), 0))
             self.duration.setValue(previous.duration)
@@ -91,9 +99,9 @@ class ExportAnimationDialog(QDialog):
 
     def request(self) -> ExportRequest:
         # Even sizes only (H.264's 4:2:0 colour): round an odd entry down.
-        size = (self.width_box.value() // 2 * 2, self.height_box.value() // 2 * 2)
+        size = (round(self.width_box.value()) // 2 * 2, round(self.height_box.value()) // 2 * 2)
         return ExportRequest(self.kind.currentData(), self.duration.value(),
-                             float(self.fps.value()), size)
+                             float(round(self.fps.value())), size)
 
     @staticmethod
     def ask(parent: QWidget | None,

@@ -18,7 +18,7 @@ import traceback
 from pathlib import Path
 from typing import Callable
 
-from PyQt6.QtCore import QSettings, Qt, QTimer
+from PyQt6.QtCore import QEvent, QSettings, Qt, QTimer
 from PyQt6.QtGui import QAction, QActionGroup, QKeySequence
 from PyQt6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow,
                              QMessageBox, QProgressBar, QScrollArea, QSplitter)
@@ -27,6 +27,7 @@ from treedyn_core.errors import TreedynError
 from treedyn_core.expand import expanded_data
 from treedyn_core.limb_mesh import foliage_form
 from treedyn_core.preset import load_preset, shipped_presets
+from treedyn_core.qsm_read import SCAN_SUFFIXES
 from treedyn_core.recipe import save_recipe
 from treedyn_core.simulation import INTEGRATORS, MODELS
 from treedyn_core.tree import build_tree
@@ -43,6 +44,7 @@ from .mode_shapes import ModeAnimation, ModesJob
 from .modes_panel import ModesPanel
 from .plots import LivePlot, PlotHistory
 from .smooth_pose import between
+from .stand_visual import stand_of
 from .status_line import StatusLine
 from .summary import plain_text, summary
 from .tree_visual import LINES, TUBES
@@ -83,6 +85,16 @@ ENERGY_TIP = ("Mechanical energy E = kinetic + potential.\n"
               "energy, measured from each joint's spring rest rotation.\n"
               "So E is not zero at rest: the wood's weight sits above the ground and the\n"
               "springs of a prestressed tree hold it up. Wind adds energy, damping takes it out.")
+PRESET_SUFFIXES = (".yaml", ".yml")
+# What File → Open and a drop onto the window open: a preset, or a TreeQSM scan (docs/scans.md)
+# as the preset of that scan.
+OPENABLE_SUFFIXES = PRESET_SUFFIXES + tuple(SCAN_SUFFIXES)
+OPEN_FILTER = ";;".join((
+    f"Presets and scans ({' '.join('*' + s for s in OPENABLE_SUFFIXES)})",
+    f"treedyn presets ({' '.join('*' + s for s in PRESET_SUFFIXES)})",
+    f"TreeQSM scans ({' '.join('*' + s for s in SCAN_SUFFIXES)})",
+    "All files (*)"))
+DROP_EVENTS = (QEvent.Type.DragEnter, QEvent.Type.DragMove, QEvent.Type.Drop)
 # The integrators the app offers: those of the core that the worker steps live.
 OFFERED_INTEGRATORS = tuple(name for name in INTEGRATORS if name in LIVE_INTEGRATORS)
 
@@ -102,6 +114,29 @@ def _is_shipped(path) -> bool:
         return False
     shipped = shipped_presets().get(Path(path).stem)
     return shipped is not None and Path(shipped).resolve() == Path(path).resolve()
+
+
+def dropped_file(mime) -> str | None:
+    """The first local file among the dragged `mime` data (a QMimeData) that the app opens (a
+    preset or a scan, by its suffix), else None."""
+    if mime is None or not mime.hasUrls():
+        return None
+    for url in mime.urls():
+        if url.isLocalFile() and Path(url.toLocalFile()).suffix.lower() in OPENABLE_SUFFIXES:
+            return url.toLocalFile()
+    return None
+
+
+def scan_file(preset) -> str | None:
+    """The scan file (absolute path) of a preset whose tree is a scan (``tree.scan``), else
+    None."""
+    scan = preset.data.get("tree", {}).get("scan")
+    return str(scan["file"]) if isinstance(scan, dict) and scan.get("file") else None
+
+
+def opened_scan(preset) -> str | None:
+    """The scan file of a scan opened directly (no preset file of its own), else None."""
+    return scan_file(preset) if getattr(preset, "path", None) is None else None
 
 
 def default_settings() -> QSettings:
@@ -179,6 +214,11 @@ class MainWindow(QMainWindow):
         self._show_preset(preset, self._show_at_rest(preset))
         self.setMinimumSize(*MINIMUM_SIZE)
         self._restore_geometry()
+        # A preset or scan file dropped onto the window opens; the view is a native window of
+        # its own (`gl_window`), which gets its drags itself: they come here through a filter.
+        self.setAcceptDrops(True)
+        if self.canvas.window is not None and hasattr(self.canvas.window, "installEventFilter"):
+            self.canvas.window.installEventFilter(self)
 
         self.worker = self._start_worker(preset)
         # The view's message waits for the first frame: vispy renders each new glyph of a text
@@ -617,6 +657,40 @@ class MainWindow(QMainWindow):
         else:
             self.statusBar().showMessage(text)
 
+    # -- drag and drop ----------------------------------------------------------------------------
+
+    def dragEnterEvent(self, event) -> None:  # noqa: N802 (Qt's name)
+        self._drag(event)
+
+    def dragMoveEvent(self, event) -> None:  # noqa: N802
+        self._drag(event)
+
+    def dropEvent(self, event) -> None:  # noqa: N802
+        self._drop(event)
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802
+        """Drags over the 3-D view (a native window of its own) are the window's."""
+        if watched is self.canvas.window and event.type() in DROP_EVENTS:
+            (self._drop if event.type() == QEvent.Type.Drop else self._drag)(event)
+            return True
+        return super().eventFilter(watched, event)
+
+    def _drag(self, event) -> None:
+        if dropped_file(event.mimeData()) is not None:
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def _drop(self, event) -> None:
+        """Open a dropped preset or scan, asking first about unsaved changes (as Open does);
+        after the drop has returned, so that the file manager is not held by a question."""
+        path = dropped_file(event.mimeData())
+        if path is None:
+            event.ignore()
+            return
+        event.acceptProposedAction()
+        QTimer.singleShot(0, lambda: self.confirm_unsaved(lambda: self.open_preset(path)))
+
     # -- presets ----------------------------------------------------------------------------------
 
     @property
@@ -625,9 +699,9 @@ class MainWindow(QMainWindow):
         return self._preset
 
     def open_dialog(self) -> None:
-        start = str(self._preset.path.parent) if getattr(self._preset, "path", None) else ""
-        path, _ = QFileDialog.getOpenFileName(self, "Open preset", start,
-                                              "treedyn presets (*.yaml *.yml);;All files (*)")
+        where = getattr(self._preset, "path", None) or opened_scan(self._preset)
+        start = str(Path(where).parent) if where else ""
+        path, _ = QFileDialog.getOpenFileName(self, "Open preset or scan", start, OPEN_FILTER)
         if path:
             self.confirm_unsaved(lambda: self.open_preset(path))
 
@@ -700,6 +774,8 @@ class MainWindow(QMainWindow):
         start = ""
         if getattr(self._preset, "path", None) is not None:
             start = str(Path(self._preset.path).with_suffix("").name) + "_tuned.yaml"
+        elif opened_scan(self._preset) is not None:  # beside the scan, named after it
+            start = str(Path(opened_scan(self._preset)).with_suffix(".yaml"))
         path, _ = QFileDialog.getSaveFileName(self, "Save preset as", start,
                                               "treedyn presets (*.yaml *.yml)")
         if not path:
@@ -711,8 +787,19 @@ class MainWindow(QMainWindow):
     def save_as(self, path: str | os.PathLike) -> bool:
         """Write the preset's recipe with the settings the user changed (`unsaved_settings`)
         to `path` (docs/design.md §6.6); the window then shows that file."""
+        settings = self.unsaved_settings()
+        scan = scan_file(self._preset)
+        if scan is not None:
+            # The preset names its scan relative to its own folder (as load_preset reads it),
+            # wherever it is saved: not the absolute path a scan opened directly has, nor a
+            # relative path that was right only from the folder it was loaded from.
+            try:
+                settings["tree.scan.file"] = Path(os.path.relpath(
+                    scan, Path(path).resolve().parent)).as_posix()
+            except ValueError:  # another drive (Windows): no relative path exists
+                settings["tree.scan.file"] = scan
         try:
-            save_recipe(self._preset, path, self.unsaved_settings())
+            save_recipe(self._preset, path, settings)
             saved = load_preset(path)
         except TreedynError as exc:
             self._warn("Cannot save preset", str(exc))
@@ -791,6 +878,7 @@ class MainWindow(QMainWindow):
             self._preset_label(preset), self._preset_source(preset),
             summary(preset.data, tree), plain_text(preset.data.get("description", "") or ""))
         wind, tuning = preset.data["wind"], preset.data["tuning"]
+        self.controls.show_stand(stand_of(preset.data), float(wind["reference_height"]))
         self.controls.show_values(
             wind_speed=wind["speed"], wind_direction_deg=wind["direction_deg"],
             turbulence_intensity=wind["turbulence_intensity"],
@@ -804,17 +892,18 @@ class MainWindow(QMainWindow):
     def _preset_label(preset) -> str:
         """The preset picker's entry: the preset's name, and a file's name after it."""
         name = preset.data.get("name") or "untitled"
-        path = getattr(preset, "path", None)
+        path = getattr(preset, "path", None) or opened_scan(preset)
         if path is None or _is_shipped(path):
             return name
         return f"{name} ({Path(path).name})"
 
     @staticmethod
     def _preset_source(preset) -> str | None:
-        """What opens `preset` again: a shipped preset's key, else its file's path."""
+        """What opens `preset` again: a shipped preset's key, else its file's path (a scan's,
+        for a scan opened directly)."""
         path = getattr(preset, "path", None)
         if path is None:
-            return None
+            return opened_scan(preset)
         return Path(path).stem if _is_shipped(path) else str(Path(path).resolve())
 
     def _show_title(self, *_) -> None:
@@ -823,7 +912,9 @@ class MainWindow(QMainWindow):
         preset = self._preset
         path = getattr(preset, "path", None)
         name = preset.data.get("name") or "untitled"
-        if path is None:
+        if path is None and opened_scan(preset) is not None:
+            where = f"{Path(opened_scan(preset)).name}[*] (a scan; Save As writes its preset)"
+        elif path is None:
             where = "not saved[*]"
         elif _is_shipped(path):
             where = f"{Path(path).name}[*] (shipped)"
@@ -840,10 +931,15 @@ class MainWindow(QMainWindow):
             tree = build_tree(preset.data, getattr(preset, "error", None), damping_model=False)
         except TreedynError:
             return None  # the worker reports it
+        stand = stand_of(preset.data)
+        self.canvas.set_stand(stand)
         self.canvas.set_tree(tree, form=foliage_form(preset.data))  # its form and colours
         self._framed_preset = preset
         wind = preset.data["wind"]
-        self.canvas.set_wind(float(wind["speed"]), float(wind["direction_deg"]))
+        # In a stand the compass gives u_h at the canopy top: the preset's speed where it is
+        # given there (a forest species tree's), else the worker's once the field exists.
+        at_top = stand is not None and float(wind["reference_height"]) == stand[0]
+        self.canvas.set_wind(float(wind["speed"]), float(wind["direction_deg"]), at_top)
         return tree
 
     def _show_choices(self, integrator: str, model: str) -> None:
@@ -923,6 +1019,7 @@ class MainWindow(QMainWindow):
                 self._stop_mode(resume=True)
             # A new preset is framed afresh; the same one rebuilt (another model) keeps the
             # user's camera.
+            self.canvas.set_stand(stand_of(frame.preset.data))
             self.canvas.set_tree(frame.tree, reframe=frame.preset is not self._framed_preset,
                                  form=foliage_form(frame.preset.data))
             self._framed_preset = frame.preset
@@ -945,12 +1042,14 @@ class MainWindow(QMainWindow):
         if frame.probe is not None and self.history.add(frame.probe, frame.generation):
             self._plot_stale = True
         if frame.settings is not None:
+            top = frame.settings.canopy_top_speed  # in a stand: u_h, what the compass gives
             wind = (round(frame.settings.wind_speed, 3),
-                    round(frame.settings.wind_direction_deg, 2))
+                    round(frame.settings.wind_direction_deg, 2),
+                    None if top is None else round(top, 3))
             if wind != self._shown_wind:
                 self._shown_wind = wind
-                self.canvas.set_wind(frame.settings.wind_speed,
-                                     frame.settings.wind_direction_deg)
+                self.canvas.set_wind(frame.settings.wind_speed if top is None else top,
+                                     frame.settings.wind_direction_deg, top is not None)
                 self.plot.set_wind(frame.settings.wind_speed, frame.settings.wind_direction_deg)
 
     def _smooth(self, frame, now: float) -> bool:
@@ -997,7 +1096,7 @@ class MainWindow(QMainWindow):
             self._compiling_at = self._compiling_text = None
             self.compile_bar.hide()
             self._show_preset(event.preset)
-            path = getattr(event.preset, "path", None)
+            path = getattr(event.preset, "path", None) or opened_scan(event.preset)
             if path is not None and not _is_shipped(path):
                 self._add_recent(path)
             self.canvas.set_message(None)

@@ -29,6 +29,57 @@ MODE_COUNT = 10
 DEFAULT_AMPLITUDE = 0.08
 
 
+# The stamp of a complete warm-up of the modes' own kernels (`warm_modes_kernels`), in the
+# kernels' cache folder beside the core's stamps.
+MODES_STAMP = "warm-modes"
+# The child process that warms them (the background compile, `SimulationWorker`): niced as the
+# core's warm-up children are.
+WARM_MODES_CODE = ("import os\n"
+                   "if hasattr(os, 'nice'): os.nice(5)\n"
+                   "from treedyn_app.mode_shapes import warm_modes_kernels\n"
+                   "warm_modes_kernels()\n")
+
+
+def _modes_fingerprint() -> str:
+    import sys
+
+    import numba
+
+    from treedyn_core import kernel
+
+    return (f"modes {kernel.sources_digest()} numba {numba.__version__} "
+            f"python {sys.version_info[0]}.{sys.version_info[1]}")
+
+
+def modes_kernels_warm() -> bool:
+    """The kernels' cache holds the modes' own kernels, for these sources (a first Modes…
+    compiles two, tree_lowrank's and modes', ~2.5 s of the GIL held in the GUI's process)."""
+    from treedyn_core import kernel
+
+    if not kernel.CACHING:
+        return True  # nothing to warm: without a cache every process compiles its own
+    try:
+        return (kernel.package_cache_folder() / MODES_STAMP).read_text() == _modes_fingerprint()
+    except OSError:
+        return False
+
+
+def warm_modes_kernels() -> None:
+    """In a child process (`WARM_MODES_CODE`): compile the modes' kernels into the cache by
+    computing two modes of two_limbs (a tree's size changes no type), then stamp it."""
+    from treedyn_core import kernel
+    from treedyn_core.modes import modes
+    from treedyn_core.preset import load_preset
+    from treedyn_core.simulation import Simulation
+
+    modes(Simulation.from_data(load_preset("two_limbs").data), 2)
+    stamp = kernel.package_cache_folder() / MODES_STAMP
+    stamp.parent.mkdir(parents=True, exist_ok=True)
+    temporary = stamp.with_name(f"{stamp.name}.tmp{threading.get_ident()}")
+    temporary.write_text(_modes_fingerprint())
+    temporary.replace(stamp)
+
+
 class ModesJob:
     """The lowest `count` modes of one simulation, computed in a background thread.
 

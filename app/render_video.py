@@ -98,8 +98,13 @@ class FilmCanvas:
         self.canvas = TreeCanvas(size=size)
         if self.canvas.widget is not None:  # a Qt window, not headless EGL
             self._show_out_of_sight()
+        from .stand_visual import stand_of
+
+        self.canvas.set_stand(stand_of(sim.data))
         self.canvas.set_tree(sim.tree, form=foliage_form(sim.data))
-        self.canvas.set_wind(sim.wind_speed, sim.wind_direction_deg)
+        top = sim.wind.canopy_top_speed  # in a stand, the compass gives u_h at the canopy top
+        self.canvas.set_wind(sim.wind_speed if top is None else top, sim.wind_direction_deg,
+                             top is not None)
 
     def _show_out_of_sight(self) -> None:
         """Qt creates a window's OpenGL context when the window is first shown: show it,

@@ -6,7 +6,9 @@ viewer (into the screen) and its right the screen's right: an arrow pointing up 
 blowing away from the viewer, an arrow pointing right is wind blowing across the view from
 left to right. A tick labelled "x" marks the world's +x axis (the direction of 0°), so the
 dial turns as the view is orbited. Below it, the speed in m/s and the direction in degrees
-("9.0 m/s, 20°").
+("9.0 m/s, 20°"); for a tree in a forest stand, the mean speed u_h at the canopy top, which
+is what the tree's crown meets and what ForestGALES' loads are written in ("8.5 m/s, 20°" over
+"at canopy top").
 
 It lives in the canvas's pixel coordinates (not the 3-D scene), so it never hides in the
 crown or covers the trunk, and `lay_out` sizes it to the view: a larger image export gets a
@@ -33,12 +35,16 @@ MARGIN_FRACTION = 0.35  # of the radius, between the dial (and its caption) and 
 ORDER = 20  # drawn after the scene and the grab spring
 
 
-def placement(width: float, height: float) -> tuple[np.ndarray, float]:
+CAPTION_LINE = 0.45  # a caption line's height, in radii
+CANOPY_TOP_WORDS = "at canopy top"
+
+
+def placement(width: float, height: float, lines: int = 1) -> tuple[np.ndarray, float]:
     """(centre (x, y), radius) in logical px of the dial in a view of width × height logical
-    px (y down): bottom right, its caption below it."""
+    px (y down): bottom right, its caption of `lines` lines below it."""
     radius = max(RADIUS_FRACTION * min(width, height), MIN_RADIUS)
     margin = MARGIN_FRACTION * radius
-    caption_height = (CAPTION_GAP - 1.0 + 0.45) * radius
+    caption_height = (CAPTION_GAP - 1.0 + CAPTION_LINE * lines) * radius
     return np.array([width - margin - radius, height - margin - caption_height - radius]), radius
 
 
@@ -62,12 +68,19 @@ class WindOverlay:
         self._caption = scene.visuals.Text("", color=INK, font_size=9, bold=True,
                                            anchor_x="center", anchor_y="top",
                                            parent=canvas_scene)
-        self._parts = (self._face, self._arrow, self._x_tick, self._x_label, self._caption)
+        # A second line under the caption, "at canopy top" in a stand (a Text of its own:
+        # vispy anchors a two-line text's top differently from a one-line one's).
+        self._where = scene.visuals.Text("", color=INK, font_size=8, anchor_x="center",
+                                         anchor_y="top", parent=canvas_scene)
+        self._parts = (self._face, self._arrow, self._x_tick, self._x_label, self._caption,
+                       self._where)
         for k, part in enumerate(self._parts):
             part.order = ORDER + k
             part.set_gl_state("translucent", depth_test=False)
         self._speed = 0.0
         self._direction_deg = 0.0
+        self._at_canopy_top = False
+        self._size = (0.0, 0.0)  # the view's, logical px
         self._forward_deg = 90.0  # the world direction straight into the screen (deg from +x)
         self._centre = np.zeros(2)
         self._radius = MIN_RADIUS
@@ -96,7 +109,8 @@ class WindOverlay:
 
     @property
     def caption(self) -> str:
-        return self._caption.text
+        """The words under the dial, their lines joined by a newline."""
+        return "\n".join(t for t in (self._caption.text, self._where.text) if t)
 
     def arrow_screen_deg(self) -> float:
         """Where the arrow points on screen: deg counter-clockwise from the screen's right."""
@@ -104,14 +118,20 @@ class WindOverlay:
 
     # -- verbs ------------------------------------------------------------------------------------
 
-    def set_wind(self, speed: float, direction_deg: float) -> None:
+    def set_wind(self, speed: float, direction_deg: float, at_canopy_top: bool = False) -> None:
         """Wind of `speed` m/s blowing toward `direction_deg` (deg from +x, counter-clockwise
-        seen from above)."""
+        seen from above); `at_canopy_top`: `speed` is a stand's u_h, said on a second line."""
         self._speed = float(speed)
         self._direction_deg = float(direction_deg)
         # Short enough to stay within the dial's width at its smallest.
-        self._caption.text = (f"{self._speed:.1f} m/s, {self._direction_deg % 360:.0f}°"
-                              if self._speed > 0 else "no wind")
+        text = (f"{self._speed:.1f} m/s, {self._direction_deg % 360:.0f}°"
+                if self._speed > 0 else "no wind")
+        self._caption.text = text
+        self._where.text = CANOPY_TOP_WORDS if at_canopy_top else ""
+        if bool(at_canopy_top) != self._at_canopy_top:
+            self._at_canopy_top = bool(at_canopy_top)
+            if self._size[0] > 0:
+                self.lay_out(*self._size)  # the dial moves up for the caption's second line
         self._draw_dial()
 
     def set_view(self, forward: np.ndarray) -> None:
@@ -123,12 +143,16 @@ class WindOverlay:
 
     def lay_out(self, width: float, height: float) -> None:
         """Size and place the dial for a view of width × height logical px."""
-        self._centre, self._radius = placement(width, height)
+        self._size = (float(width), float(height))
+        self._centre, self._radius = placement(width, height, 2 if self._at_canopy_top else 1)
         self._face.center = tuple(self._centre)
         self._face.radius = self._radius
         # vispy's font size is in points; 0.2 radius ≈ a readable caption at the default size.
         self._caption.font_size = 0.2 * self._radius
         self._caption.pos = (self._centre[0], self._centre[1] + CAPTION_GAP * self._radius)
+        self._where.font_size = 0.17 * self._radius
+        self._where.pos = (self._centre[0],
+                           self._centre[1] + (CAPTION_GAP + CAPTION_LINE) * self._radius)
         self._x_label.font_size = 0.17 * self._radius
         self._draw_dial()
 

@@ -34,6 +34,8 @@ from __future__ import annotations
 import math
 import os
 import queue
+import subprocess
+import sys
 import threading
 import time
 import traceback
@@ -123,7 +125,9 @@ class Settings:
     Scales are unit-free; wind speed m/s at the reference height, direction deg
     (0 = +x, 90 = +y), turbulence intensity σ_u/U (0..1) — their current,
     possibly ramping, values; dt s per step (the preset's), substeps per step
-    (rk4), time_scale simulated s per wall s requested.
+    (rk4), time_scale simulated s per wall s requested. In a forest stand (``wind.canopy``),
+    canopy_height m and canopy_top_speed, the mean speed u_h m/s at the canopy top now (the
+    turbulence intensity is then σ_u/U_h there); both None on open ground.
     """
 
     stiffness_scale: float
@@ -136,6 +140,8 @@ class Settings:
     dt: float
     substeps: int
     time_scale: float
+    canopy_height: float | None = None
+    canopy_top_speed: float | None = None
 
 
 @dataclass(frozen=True)
@@ -438,10 +444,30 @@ class SimulationWorker(threading.Thread):
                     except Exception:
                         traceback.print_exc()
                     self._background_progress = None
+            self._warm_modes()
 
         self._background = threading.Thread(target=compile_all, daemon=True,
                                             name="treedyn-background-compile")
         self._background.start()
+
+    def _warm_modes(self) -> None:
+        """In the background compile's thread: the modes' own kernels compiled in a child
+        process (`mode_shapes.warm_modes_kernels`, ~2.5 s of one core once per version),
+        so that a first View → Modes… does not hold the GUI's process compiling them."""
+        from treedyn_core import warm_up
+
+        from .mode_shapes import WARM_MODES_CODE, modes_kernels_warm
+
+        if self._halt.is_set() or modes_kernels_warm():
+            return
+        env, folder = warm_up.child_environment()
+        child = subprocess.Popen([sys.executable, "-c", WARM_MODES_CODE], env=env, cwd=folder,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        while child.poll() is None:
+            if self._halt.wait(0.1):
+                child.kill()
+                child.wait()
+                return
 
     def background_compile_done(self) -> bool:
         """The background compile has ended (or never started)."""
@@ -767,6 +793,8 @@ class SimulationWorker(threading.Thread):
 
     def _settings(self) -> Settings:
         sim = self._sim
+        field = getattr(sim, "wind", None)
+        flow = getattr(field, "flow", None)
         return Settings(
             stiffness_scale=float(sim.stiffness_scale),
             damping_scale=float(sim.damping_scale),
@@ -774,7 +802,9 @@ class SimulationWorker(threading.Thread):
             wind_direction_deg=float(sim.wind_direction_deg),
             turbulence_intensity=float(sim.turbulence_intensity),
             integrator=sim.integrator, model=sim.model, dt=self._base_dt,
-            substeps=self._substeps, time_scale=self._time_scale)
+            substeps=self._substeps, time_scale=self._time_scale,
+            canopy_height=None if flow is None else float(flow.height),
+            canopy_top_speed=None if flow is None else field.canopy_top_speed)
 
     def _publish(self, state: str) -> None:
         self._seq += 1

@@ -398,6 +398,37 @@ def test_the_export_dialog_keeps_its_choices_and_a_film_has_duration_times_fps_f
     assert film_frame_count(3.0, 30.0) == 90 and film_frame_count(0.5, 30.0) == 15
 
 
+def test_the_export_dialog_takes_typed_numbers_whole_and_clamps_them(qtbot):
+    """Duration, frames per second and film size take a number typed digit by digit (a Qt
+    spin box refused the keystroke that left its range: 2500 frames/s gave 25, 1000 s 100 s),
+    and bring one outside the range to the nearest legal value, saying so."""
+    from treedyn_app.export_animation import (DURATION_RANGE, FPS_RANGE, MP4,
+                                              ExportAnimationDialog)
+    from treedyn_app.render_video import MAX_SIZE, MIN_SIDE
+
+    dialog = ExportAnimationDialog(None)
+    qtbot.addWidget(dialog)
+    dialog.kind.setCurrentIndex(dialog.kind.findData(MP4))
+    for text, duration in (("45", 45.0), ("120", 120.0), ("2.25", 2.25), ("599.9", 599.9),
+                           ("1000", DURATION_RANGE[1]), ("0", DURATION_RANGE[0])):
+        type_into(dialog.duration, text)
+        assert dialog.request().duration == duration, text
+        if text == "1000":
+            assert "1000" in dialog.adjusted.text() and "600" in dialog.adjusted.text()
+    for text, fps in (("25", 25.0), ("120", 120.0), ("240", 240.0), ("2500", FPS_RANGE[1]),
+                      ("0", FPS_RANGE[0]), ("59.6", 60.0)):
+        type_into(dialog.fps, text)
+        assert dialog.request().fps == fps, text
+    type_into(dialog.width_box, "1920")
+    type_into(dialog.height_box, "1080")
+    assert dialog.request().size == (1920, 1080)
+    type_into(dialog.width_box, "99999")
+    type_into(dialog.height_box, "1081")
+    assert dialog.request().size == (MAX_SIZE[0], 1080)  # even sizes only (H.264)
+    type_into(dialog.height_box, "3")
+    assert dialog.request().size[1] == MIN_SIDE
+
+
 # -- words and small things ----------------------------------------------------------------------
 
 def test_two_limbs_is_seen_across_its_tilt_and_the_plot_names_still_air(qtbot, window_at):
@@ -538,6 +569,8 @@ def test_switching_integrator_and_model_after_the_background_compile_has_no_gap(
     from treedyn_core import warm_up
 
     assert all(warm_up.is_warm(*pair) for pair in BACKGROUND_KERNELS)
+    from treedyn_app.mode_shapes import modes_kernels_warm
+    assert modes_kernels_warm()  # and the modes' own kernels (View → Modes… after)
     c = window.controls
     longest = {}
     for combo, choice in ((c.integrator, "galpha"), (c.integrator, "rk4"),
@@ -602,3 +635,57 @@ def test_the_image_size_dialog_clamps_a_typed_size_and_says_so(qtbot):
     assert dialog.size_chosen() == (MAX_IMAGE_SIDE, 2400)
     type_into(dialog.height_box, "3")
     assert dialog.size_chosen() == (MAX_IMAGE_SIDE, 16)
+
+
+COUNT_MODES_COMPILES = """
+from numba.core import event
+compiled = []
+class Listener(event.Listener):
+    def on_start(self, e): pass
+    def on_end(self, e):
+        f = e.data["dispatcher"].py_func
+        if f.__module__.startswith("treedyn_core"): compiled.append(f.__qualname__)
+from treedyn_core.modes import modes
+from treedyn_core.preset import load_preset
+from treedyn_core.simulation import Simulation
+sim = Simulation.from_data(load_preset("two_limbs").data)
+event.register("numba:compile", Listener())
+modes(sim, 3)
+print(",".join(compiled))
+"""
+
+
+@pytest.mark.slow
+def test_the_modes_kernels_are_warmed_in_a_child_and_then_compiled_by_no_one():
+    """The background compile's last job (`mode_shapes.warm_modes_kernels`, in a child): after
+    it, the modes of a new process compile no kernel (they held the GUI's process ~2.5 s)."""
+    import subprocess
+    import sys
+
+    from treedyn_app.mode_shapes import MODES_STAMP, WARM_MODES_CODE, modes_kernels_warm
+    from treedyn_core import kernel, warm_up
+
+    if not kernel.CACHING:
+        pytest.skip("no kernel cache")
+    folder = kernel.package_cache_folder()
+    (folder / MODES_STAMP).unlink(missing_ok=True)
+    # The two kernels only the modes use, out of the cache (numba's files are named after them).
+    for pattern in ("modes._add_ancestors-*", "tree_lowrank._lowrank_matvec-*"):
+        for path in folder.glob(pattern):
+            path.unlink()
+    assert not modes_kernels_warm()
+    env, folder = warm_up.child_environment()
+    before = subprocess.run([sys.executable, "-c", COUNT_MODES_COMPILES], env=env, cwd=folder,
+                            check=True, capture_output=True, text=True,
+                            timeout=READY_TIMEOUT_MS / 1000)
+    assert "_add_ancestors" in before.stdout  # compiled here, the cache lacking it
+    for pattern in ("modes._add_ancestors-*", "tree_lowrank._lowrank_matvec-*"):
+        for path in kernel.package_cache_folder().glob(pattern):
+            path.unlink()
+    subprocess.run([sys.executable, "-c", WARM_MODES_CODE], env=env, cwd=folder, check=True,
+                   timeout=READY_TIMEOUT_MS / 1000)
+    assert modes_kernels_warm()
+    out = subprocess.run([sys.executable, "-c", COUNT_MODES_COMPILES], env=env, cwd=folder,
+                         check=True, capture_output=True, text=True,
+                         timeout=READY_TIMEOUT_MS / 1000)
+    assert out.stdout.strip() == ""
