@@ -46,9 +46,10 @@ import numpy as np
 # crown (module docstring).
 STEM_SWAYS = ("trunk sway", "crown sway")
 # `modes` computes up to this many modes (plus `modes.EXTRA_MODES`) to find the sway (a 30 m
-# open-grown red oak's lies above 10–30 single-limb modes); it bounds the time (ARPACK's work
-# grows with the square of the modes asked for: 65 modes of the 2,700-limb `old_oak`, 11 s).
-MAX_SWAY_SEARCH_MODES = 60
+# open-grown red oak's lies above 10–30 single-limb modes, and its peak is certain within
+# 75–155 modes); it bounds the time (ARPACK's work grows with the square of the modes asked
+# for: 155 modes of a 530-limb 30 m oak, 4–7 s).
+MAX_SWAY_SEARCH_MODES = 150
 # The receptance is evaluated at this many frequencies (geometric, from half the lowest mode's
 # to the highest computed: steps of 0.1 % over a factor of 20) and at every mode's own.
 RECEPTANCE_POINTS = 3000
