@@ -690,7 +690,8 @@ def test_modes_table_and_json():
     assert table[-1].startswith("sway frequency f0 = ") and " Hz " in table[-1]
 
     data = json.loads(modes_command_output(preset, 3, as_json=True))
-    assert set(data) == {"preset", "modes", "limb_names", "sway_frequency_hz"}
+    assert set(data) == {"preset", "modes", "limb_names", "sway_frequency_hz", "sway_mode",
+                         "sway_share"}
     assert data["preset"] == "Oak sapling"
     assert data["limb_names"][0] == "trunk0"            # generator order
     n = len(data["limb_names"])

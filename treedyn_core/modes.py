@@ -52,8 +52,8 @@ import scipy.sparse.linalg
 from .errors import TreedynError
 from .kernel import kernel
 from .linearise import Configuration, LinearModel, linearise
-from .resources import check_memory
-from .sway import sway_frequency_hz, sway_line
+from .resources import available_bytes, check_memory
+from .sway import MAX_SWAY_SEARCH_MODES, STEM_SWAYS, SwaySearch, find_sway, stem_load, sway_line
 
 # Dense eigen-solvers up to this many degrees of freedom (eigh of 900² takes ~0.2 s).
 DENSE_DOF_LIMIT = 900
@@ -113,6 +113,12 @@ class ModeResult:
     equilibrium : (N, 3, 3) joint rotations at the static equilibrium, child → parent axes,
         preset order
     equilibrium_method : str, how it was found
+    sway_frequency_hz : Hz or None, f0: the frequency of the sway mode (`sway`), which may lie
+        beyond the `count` modes listed
+    sway_mode : int or None, its position (0-based) among the modes in frequency order
+    sway_share : its share of the stem's static compliance at the crown's centre (0 to 1)
+    sway_certain : bool, no mode beyond those searched can hold a larger share
+    modes_searched : int, how many of the lowest modes were computed to find it
     """
 
     preset_name: str
@@ -126,6 +132,11 @@ class ModeResult:
     omega_squared: np.ndarray
     equilibrium: np.ndarray
     equilibrium_method: str
+    sway_frequency_hz: float | None = None
+    sway_mode: int | None = None
+    sway_share: float = 0.0
+    sway_certain: bool = False
+    modes_searched: int = 0
 
     @property
     def count(self) -> int:
@@ -160,11 +171,32 @@ def modes(sim_or_preset, count: int = 10) -> ModeResult:
     n_dof = model.M.n_dof
     count = min(int(count), n_dof)
     name = str(sim.data.get("name", "the tree"))
-    omega2, Phi, zero_tolerance = _undamped_modes(model, count, sim, name)
     config = Configuration(sim, model.equilibrium.R_rel)
-    Phi = _separate_degenerate(omega2, Phi, sim, config, zero_tolerance)
+    load = stem_load(sim.tree, config, trunk_limbs(sim, config))
+    compliance = None if load is None else _compliance(model, load)
+    wanted = count
+    while True:
+        omega2, Phi, zero_tolerance = _undamped_modes(model, wanted, sim, name)
+        Phi = _separate_degenerate(omega2, Phi, sim, config, zero_tolerance)
+        if load is None:
+            search = _described_sway(omega2, Phi, model, sim, config)
+        else:
+            search = find_sway(omega2, Phi, _modal_damping(omega2, Phi, model.C), load,
+                               compliance, zero_tolerance)
+        more = _more_modes(len(omega2), n_dof, sim.tree)
+        if search.certain or (load is not None and compliance is None) or more is None:
+            break
+        wanted = more
+    searched = len(omega2)
+    if n_dof > EXACT_DAMPED_DOF_LIMIT:
+        # The dense solver returns every mode; keep those asked for and the sway's.
+        keep = min(searched, max(count, (search.index or 0) + 1) + EXTRA_MODES)
+        omega2, Phi = omega2[:keep], Phi[:, :keep]
     omega, zeta = _damped_frequencies(omega2, Phi, model.C)
-    order = np.lexsort((np.arange(len(omega)), omega))[:count]
+    order = np.lexsort((np.arange(len(omega)), omega))
+    sway = None if search.index is None else int(np.flatnonzero(order == search.index)[0])
+    f0 = None if sway is None else float(omega[search.index] / (2.0 * np.pi))
+    order = order[:count]
     omega, zeta, omega2, Phi = omega[order], zeta[order], omega2[order], Phi[:, order]
     Phi = _fix_signs(Phi, sim, config)
 
@@ -184,7 +216,53 @@ def modes(sim_or_preset, count: int = 10) -> ModeResult:
         tip_displacements=tree.to_preset_order(tips, axis=1),
         descriptions=descriptions, omega_squared=omega2,
         equilibrium=tree.to_preset_order(model.equilibrium.R_rel),
-        equilibrium_method=model.equilibrium.method)
+        equilibrium_method=model.equilibrium.method,
+        sway_frequency_hz=f0, sway_mode=sway, sway_share=search.share,
+        sway_certain=bool(search.certain), modes_searched=searched)
+
+
+def _described_sway(omega2, Phi, model, sim, config) -> SwaySearch:
+    """The sway of a tree whose stem divides below the crown's centre (`sway`): the lowest
+    mode described as a trunk or crown sway; certain once found."""
+    descriptions = _describe(Phi.T.reshape(len(omega2), sim.tree.n, 3), model, sim, config)
+    for k, text in enumerate(descriptions):
+        if text.startswith(STEM_SWAYS):
+            return SwaySearch(k, float("nan"), float("nan"), True)
+    return SwaySearch(None, float("nan"), float("nan"), False)
+
+
+def _modal_damping(omega2, Phi, C_blocks):
+    """(m,) the modal damping ratios φᵀCφ/(2ω) (NaN at zero frequency): within ~1e-4 of the
+    damped eigenvalues' (module docstring) and cheap for hundreds of modes."""
+    n = C_blocks.shape[0]
+    m = Phi.shape[1]
+    CPhi = np.einsum("nij,njk->nik", C_blocks, Phi.reshape(n, 3, m)).reshape(3 * n, m)
+    omega = np.sqrt(np.maximum(omega2, 0.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(omega > 0.0, np.einsum("ik,ik->k", Phi, CPhi) / (2.0 * omega), np.nan)
+
+
+def _compliance(model: LinearModel, load: np.ndarray) -> float | None:
+    """m²/N: trace(loadᵀ K⁻¹ load), the stem's static compliance at the crown's centre summed
+    over x and y (`sway`); None when K is not positive definite (a neutral or unstable mode:
+    the sum over the modes is then not the compliance)."""
+    factor = model.K.factor()
+    if not factor.ok or factor.negative > 0:
+        return None
+    value = float(np.einsum("ij,ij->", load, factor.solve(load)))
+    return value if math.isfinite(value) and value > 0.0 else None
+
+
+def _more_modes(computed: int, n_dof: int, tree) -> int | None:
+    """How many modes to compute next when the sway is not yet certain among `computed`:
+    twice as many, within `MAX_SWAY_SEARCH_MODES` and the memory available; None when the
+    search stops (every mode computed, or the limit reached)."""
+    if computed >= min(n_dof, MAX_SWAY_SEARCH_MODES):
+        return None
+    wanted = min(2 * computed, MAX_SWAY_SEARCH_MODES, n_dof)
+    if 3 * tree.n > DENSE_DOF_LIMIT and solver_memory(tree, wanted) > available_bytes():
+        return None
+    return wanted
 
 
 # -- the undamped eigenproblem ---------------------------------------------------------------------
@@ -219,7 +297,7 @@ def _zero_tolerance(model: LinearModel) -> float:
 
 def _undamped_modes(model: LinearModel, count: int, sim, name: str):
     """(ω² (m,), Φ (3N, m), zero tolerance rad²/s²) of the m ≥ count lowest modes, ascending,
-    φᵀMφ = 1.
+    φᵀMφ = 1 (every mode, m = 3N, from the dense solver).
 
     The zero tolerance (eigenvalues within it of zero are neutral modes, and within it of each
     other degenerate) is the dense solver's round-off, ε·ω²_max (`_zero_tolerance`). Above
@@ -232,9 +310,6 @@ def _undamped_modes(model: LinearModel, count: int, sim, name: str):
     below_shift, sigma = 0, 0.0
     if n_dof <= DENSE_DOF_LIMIT:
         omega2, Phi = scipy.linalg.eigh(model.K.to_dense(), model.M.to_dense(), driver="gvd")
-        if n_dof > EXACT_DAMPED_DOF_LIMIT:
-            keep = min(n_dof, count + EXTRA_MODES)
-            omega2, Phi = omega2[:keep], Phi[:, :keep]
     else:
         if count > MAX_SPARSE_MODES:
             raise TreedynError(f"at most {MAX_SPARSE_MODES} modes of a tree of {n_dof} degrees "
@@ -501,7 +576,9 @@ def format_json(result: ModeResult) -> str:
             "tip_displacement": result.tip_displacements[k].tolist(),
         } for k in range(result.count)],
         "limb_names": list(result.limb_names),
-        "sway_frequency_hz": sway_frequency_hz(result),
+        "sway_frequency_hz": result.sway_frequency_hz,
+        "sway_mode": None if result.sway_mode is None else result.sway_mode + 1,
+        "sway_share": _number(result.sway_share),
     }
     return json.dumps(data)
 
