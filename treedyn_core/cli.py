@@ -110,18 +110,15 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _workers(text: str) -> int:
-    value = _positive_int(text)
-    if value > MAX_WORKERS:
-        raise argparse.ArgumentTypeError(f"must be ≤ {MAX_WORKERS}, got '{text}'")
-    return value
+def _whole_number_up_to(largest: int):
+    """An argparse type: a whole number 1 … `largest`."""
+    def parse(text: str) -> int:
+        value = _positive_int(text)
+        if value > largest:
+            raise argparse.ArgumentTypeError(f"must be ≤ {largest}, got '{text}'")
+        return value
 
-
-def _repeat(text: str) -> int:
-    value = _positive_int(text)
-    if value > MAX_REPEAT:
-        raise argparse.ArgumentTypeError(f"must be ≤ {MAX_REPEAT}, got '{text}'")
-    return value
+    return parse
 
 
 def _tolerance(text: str) -> float:
@@ -273,7 +270,7 @@ def _parsers() -> dict[str, argparse.ArgumentParser]:
     bench.add_argument("--sizes", type=_sizes, metavar="N,N,...", help="performance and frames: "
                        "tree sizes in limbs (defaults 10,100,1000,10000,30000,100000 and "
                        "100,1000,10000,30000)")
-    bench.add_argument("--repeat", type=_repeat, default=1, metavar="K",
+    bench.add_argument("--repeat", type=_whole_number_up_to(MAX_REPEAT), default=1, metavar="K",
                        help="performance: measure every size in K passes and give the medians "
                        "and the range of each time per step over them (default 1)")
 
@@ -283,7 +280,7 @@ def _parsers() -> dict[str, argparse.ArgumentParser]:
     study.add_argument("study", metavar="STUDY.yaml", help="study file")
     study.add_argument("--out", metavar="DIR", help="output folder (default: the study's name)")
     where = study.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=_workers, metavar="N",
+    where.add_argument("--workers", type=_whole_number_up_to(MAX_WORKERS), metavar="N",
                        help="local worker processes, one thread each (default: the CPU count)")
     where.add_argument("--scheduler", metavar="ADDRESS",
                        help="an existing Dask scheduler, e.g. tcp://10.0.0.5:8786")
