@@ -444,11 +444,29 @@ class SimulationWorker(threading.Thread):
                     except Exception:
                         traceback.print_exc()
                     self._background_progress = None
+            self._load_in_process()
             self._warm_modes()
 
         self._background = threading.Thread(target=compile_all, daemon=True,
                                             name="treedyn-background-compile")
         self._background.start()
+
+    def _load_in_process(self) -> None:
+        """In the background compile's thread: load BACKGROUND_KERNELS from the disk cache
+        into this process by warming a throwaway simulation of each pair. A child's compile
+        fills the cache, but numba still reads and links each kernel on its first call here
+        (~60 ms for the seed model when the machine is quiet, ten times that under load);
+        done now, a later switch only builds the simulation (docs/design.md §9)."""
+        from treedyn_core import warm_up
+
+        preset = self._preset
+        for model, integrator in BACKGROUND_KERNELS:
+            if self._halt.is_set() or preset is None or not warm_up.is_warm(model, integrator):
+                continue
+            try:
+                self._make_simulation(preset, model=model, integrator=integrator).warm_up()
+            except Exception:  # e.g. a preset the other model refuses: the switch will say so
+                continue
 
     def _warm_modes(self) -> None:
         """In the background compile's thread: the modes' own kernels compiled in a child
