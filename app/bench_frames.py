@@ -114,7 +114,7 @@ def qt_application():
     if QApplication.instance() is None:
         _check_display()
     try:
-        from .main_window import app_instance
+        from .application import app_instance
 
         app = app_instance()
     except TreedynError:
@@ -159,11 +159,11 @@ def _gl_strings(canvas) -> dict:
 
 
 def machine_description(app) -> dict:
-    """bench_performance.machine() plus the GUI libraries, the display and the load."""
+    """bench.performance.machine() plus the GUI libraries, the display and the load."""
     from PyQt6.QtCore import PYQT_VERSION_STR, QT_VERSION_STR
     import vispy
 
-    from treedyn_core.bench_performance import machine
+    from treedyn_core.bench.performance import machine
 
     info = dict(machine())
     info.update(vispy=vispy.__version__, pyqt6=PYQT_VERSION_STR, qt=QT_VERSION_STR,
@@ -200,7 +200,7 @@ def _show_canvas(app, tree, mode: str):
 
 def measure_frames(app, size: int, mode: str = MODES[0]) -> tuple[dict, dict]:
     """(row for `size` in render `mode`, the GL strings of the context it drew with)."""
-    from treedyn_core.bench_performance import tree_of_size
+    from treedyn_core.bench.performance import tree_of_size
     from treedyn_core.simulation import Simulation
 
     t0 = time.perf_counter()
@@ -286,8 +286,8 @@ def measure_live(app, limbs: int = 10_000, seconds: float = LIVE_SECONDS,
     frames drawn per s."""
     from PyQt6.QtCore import QSettings
 
-    from treedyn_core.bench_performance import tree_of_size
-    from treedyn_core.preset import Preset
+    from treedyn_core.bench.performance import tree_of_size
+    from treedyn_core.model.preset import Preset
 
     from .main_window import MainWindow
     from .worker import FAILED, RUNNING

@@ -27,7 +27,7 @@ from PyQt6.QtWidgets import QWidget
 from vispy import gloo, scene
 from vispy.util import keys
 
-from treedyn_core.limb_mesh import FORMS, FoliageForm
+from treedyn_core.io.limb_mesh import FORMS, FoliageForm
 
 from .grab import pick_segment
 from .limb_impostors import eye_and_pixel

@@ -14,10 +14,9 @@ from PyQt6.QtCore import QEvent, QLocale, QObject, Qt, pyqtSignal
 from PyQt6.QtGui import QValidator
 from PyQt6.QtWidgets import (QAbstractScrollArea, QAbstractSpinBox, QApplication, QComboBox,
                              QDoubleSpinBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel,
-                             QPushButton, QSizePolicy, QSlider, QToolButton, QVBoxLayout,
-                             QWidget)
+                             QPushButton, QSizePolicy, QSlider, QToolButton, QVBoxLayout, QWidget)
 
-from treedyn_core.widget_ranges import key_range
+from treedyn_core.model.widget_ranges import key_range
 
 SLIDER_STEPS = 1000
 TIME_SCALE_RANGE = (0.1, 4.0)  # the app's own setting (no preset key): slow motion to ×4
@@ -289,7 +288,7 @@ def _schema_slider(path: str, value: float, *, decimals: int, what: str, scale: 
 
 class Controls(QWidget):
     """Preset picker and summary, wind and tree sliders, simulation choices and transport
-    buttons. The sliders' ranges are the preset schema's (`treedyn_core.widget_ranges`)."""
+    buttons. The sliders' ranges are the preset schema's (`treedyn_core.model.widget_ranges`)."""
 
     def __init__(self, integrators: tuple[str, ...], models: tuple[str, ...],
                  parent: QWidget | None = None):

@@ -22,6 +22,9 @@ import numpy as np
 from PyQt6.QtCore import QObject, Qt, QTimer, pyqtSignal
 from PyQt6.QtWidgets import QComboBox, QDialog, QLabel, QProgressDialog, QWidget
 
+from treedyn_core.errors import TreedynError
+from treedyn_core.output_file import put_in_place
+
 from .controls import NumberBox
 from .dialogs import form_with_buttons
 from .render_video import MAX_SIZE, MIN_SIDE, VideoJob, check_size, film_frames
@@ -125,7 +128,7 @@ class AnimationExport(QObject):
     def __init__(self, data: dict, path: str | os.PathLike, request: ExportRequest,
                  parent: QWidget | None = None):
         super().__init__(parent)
-        from treedyn_core.frame_clock import frame_count
+        from treedyn_core.io.frame_clock import frame_count
 
         self.path = Path(path)
         self.request = request
@@ -202,7 +205,7 @@ class AnimationExport(QObject):
     # -- glTF: a thread simulates and writes ------------------------------------------------------
 
     def _write_gltf(self) -> None:
-        from treedyn_core.gltf_export import MotionRecorder, write_glb
+        from treedyn_core.io.gltf_export import MotionRecorder, write_glb
 
         try:
             sim = self._simulation()
@@ -261,9 +264,9 @@ class AnimationExport(QObject):
         if self._temporary is not None:
             if ok:
                 try:
-                    os.replace(self._temporary, self.path)
-                except OSError as error:
-                    ok, message = False, f"cannot write {self.path}: {error.strerror}"
+                    put_in_place(self._temporary, self.path)   # synced, renamed or removed
+                except TreedynError as error:
+                    ok, message = False, str(error)
             if not ok:
                 Path(self._temporary).unlink(missing_ok=True)
         self.progress.reset()

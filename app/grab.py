@@ -54,7 +54,7 @@ import math
 
 import numpy as np
 
-from treedyn_core.so3 import hat_many
+from treedyn_core.numerics.so3 import hat_many
 
 # Picking: a limb is grabbed if the cursor is within this many pixels of its drawn segment
 # (plus half its drawn width).

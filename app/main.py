@@ -28,7 +28,7 @@ def run(preset: str | None = None) -> int:
     exit status: 0 when the window is closed, 2 with a one-line message on stderr for an
     invalid preset or no display, 143 or 130 when SIGTERM or SIGINT closed it."""
     from treedyn_core.errors import TreedynError
-    from treedyn_core.preset import load_preset
+    from treedyn_core.model.preset import load_preset
 
     source = preset or DEFAULT_PRESET
     try:
@@ -45,7 +45,8 @@ def run(preset: str | None = None) -> int:
     from .worker import start_compiling
 
     start_compiling(loaded)
-    from .main_window import MainWindow, app_instance
+    from .application import app_instance
+    from .main_window import MainWindow
 
     app = app_instance(sys.argv[:1])
     window = MainWindow(loaded)

@@ -24,15 +24,14 @@ from PyQt6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, QMa
                              QMessageBox, QProgressBar, QScrollArea, QSplitter)
 
 from treedyn_core.errors import TreedynError
-from treedyn_core.expand import expanded_data
-from treedyn_core.limb_mesh import foliage_form
-from treedyn_core.preset import load_preset, shipped_presets
-from treedyn_core.qsm_read import SCAN_SUFFIXES
-from treedyn_core.recipe import save_recipe
+from treedyn_core.dynamics.expand import expanded_data
+from treedyn_core.io.limb_mesh import foliage_form
+from treedyn_core.model.preset import load_preset, shipped_presets
+from treedyn_core.model.qsm_read import SCAN_SUFFIXES
+from treedyn_core.model.recipe import save_recipe
 from treedyn_core.simulation import INTEGRATORS, MODELS
-from treedyn_core.tree import build_tree
+from treedyn_core.dynamics.static_model import build_tree
 
-from . import canvas as canvas_module
 from .canvas import TreeCanvas
 from .controls import MODEL_NOTES, Controls
 from .dialogs import ImageSizeDialog
@@ -458,8 +457,11 @@ class MainWindow(QMainWindow):
         """Write the view at width × height px to the PNG file `path`."""
         from vispy.io import write_png
 
+        from treedyn_core.output_file import write_atomically
+
         try:
-            write_png(str(path), self.canvas.render_image(int(width), int(height)))
+            image = self.canvas.render_image(int(width), int(height))
+            write_atomically(path, lambda temporary: write_png(temporary, image))
         except Exception as exc:
             traceback.print_exc()
             self._warn("Cannot export the image", f"{type(exc).__name__}: {exc}")
@@ -1250,13 +1252,3 @@ class MainWindow(QMainWindow):
             traceback.print_exc()
         event.accept()
 
-
-def app_instance(argv: list[str] | None = None) -> QApplication:
-    """The QApplication (created once)."""
-    canvas_module.configure_vispy()
-    app = QApplication.instance()
-    if app is None:
-        app = QApplication(argv if argv is not None else sys.argv[:1])
-        app.setApplicationName("treedyn")
-        app.setOrganizationName("treedyn")
-    return app

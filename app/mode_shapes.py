@@ -1,6 +1,6 @@
 """The mode viewer's model (no Qt): computing modes off the GUI thread, and posing a mode.
 
-`ModesJob` computes `treedyn_core.modes.modes` of the running tree in a thread
+`ModesJob` computes `treedyn_core.analysis.modes.modes` of the running tree in a thread
 of its own (giant takes tens of seconds); the worker hands it a frozen copy of
 the simulation's static model (`ModesJob.start`, run through ``worker.call``),
 so the computation never reads a simulation that is being stepped.
@@ -21,7 +21,7 @@ import traceback
 
 import numpy as np
 
-from treedyn_core.tree import pose_by_levels
+from treedyn_core.model.tree import pose_by_levels
 
 MODE_COUNT = 10
 # Default amplitude: the largest tip displacement of the mode, as a fraction of the tree's
@@ -45,7 +45,7 @@ def _modes_fingerprint() -> str:
 
     import numba
 
-    from treedyn_core import kernel
+    from treedyn_core.numerics import kernel
 
     return (f"modes {kernel.sources_digest()} numba {numba.__version__} "
             f"python {sys.version_info[0]}.{sys.version_info[1]}")
@@ -54,7 +54,7 @@ def _modes_fingerprint() -> str:
 def modes_kernels_warm() -> bool:
     """The kernels' cache holds the modes' own kernels, for these sources (a first Modes…
     compiles two, tree_lowrank's and modes', ~2.5 s of the GIL held in the GUI's process)."""
-    from treedyn_core import kernel
+    from treedyn_core.numerics import kernel
 
     if not kernel.CACHING:
         return True  # nothing to warm: without a cache every process compiles its own
@@ -67,17 +67,16 @@ def modes_kernels_warm() -> bool:
 def warm_modes_kernels() -> None:
     """In a child process (`WARM_MODES_CODE`): compile the modes' kernels into the cache by
     computing two modes of two_limbs (a tree's size changes no type), then stamp it."""
-    from treedyn_core import kernel
-    from treedyn_core.modes import modes
-    from treedyn_core.preset import load_preset
+    from treedyn_core.analysis.modes import modes
+    from treedyn_core.numerics import kernel
+    from treedyn_core.output_file import write_text_atomically
+    from treedyn_core.model.preset import load_preset
     from treedyn_core.simulation import Simulation
 
     modes(Simulation.from_data(load_preset("two_limbs").data), 2)
     stamp = kernel.package_cache_folder() / MODES_STAMP
     stamp.parent.mkdir(parents=True, exist_ok=True)
-    temporary = stamp.with_name(f"{stamp.name}.tmp{threading.get_ident()}")
-    temporary.write_text(_modes_fingerprint())
-    temporary.replace(stamp)
+    write_text_atomically(stamp, _modes_fingerprint())
 
 
 class ModesJob:
@@ -107,7 +106,7 @@ class ModesJob:
         started = time.perf_counter()
         try:
             from treedyn_core.errors import TreedynError
-            from treedyn_core.modes import modes
+            from treedyn_core.analysis.modes import modes
             try:
                 self.result = modes(sim, self.count)
             except TreedynError as exc:

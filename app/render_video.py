@@ -1,6 +1,6 @@
 """A simulation rendered frame by frame to an H.264 MP4: the app's 3-D view, offscreen.
 
-Frame k shows the simulation at simulated time k/fps (`treedyn_core.frame_clock`), whatever
+Frame k shows the simulation at simulated time k/fps (`treedyn_core.io.frame_clock`), whatever
 the wall-clock time the rendering takes. Frames are drawn by the app's
 own `TreeCanvas` (the app's default look, shaded tubes and the wind compass, the tree
 framed as the app frames it) into an offscreen
@@ -25,7 +25,7 @@ from typing import Iterator
 
 import numpy as np
 
-from treedyn_core.frame_clock import advance_to_frames, frame_count
+from treedyn_core.io.frame_clock import advance_to_frames, frame_count
 
 MAX_SIZE = (7680, 4320)  # px: 8K UHD, the largest size libx264's levels describe
 MIN_SIDE = 16  # px
@@ -90,7 +90,7 @@ class FilmCanvas:
     """An offscreen `TreeCanvas` showing one tree, framed as the app frames it."""
 
     def __init__(self, sim, size: tuple[int, int]):
-        from treedyn_core.limb_mesh import foliage_form
+        from treedyn_core.io.limb_mesh import foliage_form
 
         from .canvas import TreeCanvas
 
@@ -171,7 +171,7 @@ def render_command(preset, duration: float, out: Path, size: tuple[int, int],
 
     from treedyn_core.errors import TreedynError
     from treedyn_core.output_file import write_atomically
-    from treedyn_core.run import Progress
+    from treedyn_core.io.run import Progress
     from treedyn_core.simulation import Simulation
 
     import vispy.app
@@ -182,7 +182,7 @@ def render_command(preset, duration: float, out: Path, size: tuple[int, int],
 
             configure_vispy()
         else:
-            from .main_window import app_instance
+            from .application import app_instance
 
             app_instance(["treedyn"])
     sim = Simulation(preset)

@@ -8,7 +8,7 @@ crossed upright shapes, so that they show from every side: a cone's triangle for
 a lens for a broadleaf), the rim of the canopy at h, and a label "canopy top h m". The
 neighbours' crowns are as wide as the tree's own (at most 0.6 s); they are not simulated:
 the wind the tree meets is the stand's (log above h, decaying below it,
-treedyn_core/canopy.py).
+treedyn_core/model/canopy.py).
 """
 
 from __future__ import annotations

@@ -38,7 +38,7 @@ def _species_names(key: str) -> tuple[str, str]:
     """(common name, Latin binomial) of a species key of assets/species.yaml."""
     latin = key.replace("_x_", " × ").replace("_", " ").capitalize()
     try:
-        from treedyn_core.species import entry
+        from treedyn_core.model.species import entry
 
         common = entry(key).get("common_name") or ""
     except Exception:  # an unknown key: the preset's validation says so elsewhere

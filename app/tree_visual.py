@@ -9,7 +9,7 @@ Two render modes (docs/performance.md §5, docs/design.md §10):
   each vispy visual costs ~0.3–0.5 ms of Python a frame).
 
 Foliage is one visual of flat triangles. Their shapes and colours, and the tubes' radii,
-come from `treedyn_core.limb_mesh`, as in the exported glTF files.
+come from `treedyn_core.io.limb_mesh`, as in the exported glTF files.
 Every buffer is allocated when a tree is set and filled in place each frame;
 the per-frame path allocates nothing proportional to the tree.
 """
@@ -20,7 +20,7 @@ import numpy as np
 from vispy import gloo, scene
 from vispy.visuals import Visual
 
-from treedyn_core.limb_mesh import FORMS, FoliageForm, foliage_clumps, limb_colors, tip_radius
+from treedyn_core.io.limb_mesh import FORMS, FoliageForm, foliage_clumps, limb_colors, tip_radius
 
 from .limb_impostors import SUN, LimbImpostors
 

@@ -45,17 +45,16 @@ from typing import Any, Callable
 
 import numpy as np
 
+from treedyn_core.dynamics.stability import fastest_rate, rk4_substeps
 from treedyn_core.errors import SimulationDiverged, TreedynError
-
-from treedyn_core.stability import fastest_rate, rk4_substeps
+# The integrators stepped live (the compiled ones); dop853, scipy's reference, is for treedyn run.
+from treedyn_core.integrators.registry import LIVE_INTEGRATORS
 
 FRAME_TIME = 1.0 / 60.0  # s of wall time: the longest batch of steps, and the GUI's rate
 RATE_WINDOW = 1.0  # s of wall time over which the real-time factor is measured
 MIN_REALTIME = 0.05  # rk4 is refused when its sub-steps would run slower than this
 RK4_COST_RATIO = 3.5  # an rk4 step costs about this many implicit steps (measured: 3.3–3.5)
 BEHIND = 0.9  # "can't keep up" below this fraction of the requested time scale
-# Integrators stepped live; dop853 (scipy's adaptive reference) is for treedyn run.
-LIVE_INTEGRATORS = ("implicit", "galpha", "rk4")
 
 
 def kernels_of(preset, model: str | None = None) -> tuple[str, str]:
@@ -385,7 +384,8 @@ class SimulationWorker(threading.Thread):
         closed meanwhile."""
         if self._factory is not None:
             return True
-        from treedyn_core import kernel, warm_up
+        from treedyn_core.numerics import kernel
+        from treedyn_core import warm_up
 
         if not kernel.CACHING or warm_up.is_warm(model, integrator):
             return True  # without a cache the simulation compiles what it lacks itself
@@ -418,7 +418,7 @@ class SimulationWorker(threading.Thread):
         of their own (the simulation runs meanwhile; closing the worker ends it)."""
         if self._factory is not None or os.environ.get(BACKGROUND_SWITCH, "1") == "0":
             return
-        from treedyn_core import kernel
+        from treedyn_core.numerics import kernel
 
         if not kernel.CACHING:
             return
@@ -856,7 +856,7 @@ class SimulationWorker(threading.Thread):
 def _compile_notice_module():
     """treedyn_core's "compiling kernels" announcer, if this version of the core has one."""
     try:
-        from treedyn_core import compile_notice
+        from treedyn_core.numerics import compile_notice
     except ImportError:
         return None
     return compile_notice if hasattr(compile_notice, "add_listener") else None

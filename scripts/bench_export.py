@@ -16,9 +16,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from treedyn_core.bench_performance import tree_of_size
-from treedyn_core.gltf_export import Motion, raw_size, write_glb
-from treedyn_core.run import simulate
+from treedyn_core.bench.performance import tree_of_size
+from treedyn_core.io.gltf_export import Motion, raw_size, write_glb
+from treedyn_core.io.run import simulate
 from treedyn_core.simulation import Simulation
 
 

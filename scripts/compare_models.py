@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from treedyn_core.preset import load_preset
+from treedyn_core.model.preset import load_preset
 from treedyn_core.simulation import Simulation
 
 MODELS = ("articulated", "seed")

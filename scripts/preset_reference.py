@@ -1,10 +1,10 @@
-"""Print the preset format reference (Markdown) from `treedyn_core.schema`: the tables of
+"""Print the preset format reference (Markdown) from `treedyn_core.model.schema`: the tables of
 docs/design.md §6.2, which `tests/test_docs.py` checks against it.
 
     python scripts/preset_reference.py > /tmp/reference.md
 """
 
-from treedyn_core import schema
+from treedyn_core.model import schema
 
 
 def _default(field: schema.Field) -> str:

@@ -29,10 +29,10 @@ from pathlib import Path
 import numpy as np
 import scipy.optimize
 
-from treedyn_core.modes import modes
-from treedyn_core.preset import validate
-from treedyn_core.scan import scan_limbs
-from treedyn_core.sway import sway_frequency_hz
+from treedyn_core.analysis.modes import modes
+from treedyn_core.model.preset import validate
+from treedyn_core.model.scan import scan_limbs
+from treedyn_core.analysis.sway import sway_frequency_hz
 
 SAMPLE_RATE = 4.0   # Hz, the strain records'
 MAX_RESIDUAL = 0.2  # rms residual over the record's standard deviation

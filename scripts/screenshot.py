@@ -78,7 +78,7 @@ def _shoot(args, overrides) -> int:
     from treedyn_app.main_window import MainWindow, app_instance
     from treedyn_app.tree_visual import LINES, TUBES
     from treedyn_app.worker import RUNNING
-    from treedyn_core.preset import apply_overrides, load_preset
+    from treedyn_core.model.preset import apply_overrides, load_preset
 
     preset = load_preset(args.preset)
     preset.data = apply_overrides(preset.data, overrides)

@@ -19,11 +19,11 @@ from pathlib import Path
 
 import numpy as np
 
-from treedyn_core import crown, species
-from treedyn_core.preset import validate
+from treedyn_core.model import crown, species
+from treedyn_core.model.preset import validate
 from treedyn_core.simulation import Simulation
-from treedyn_core.study_run import record
-from treedyn_core.tree import build_tree
+from treedyn_core.studies.study_run import record
+from treedyn_core.dynamics.static_model import build_tree
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECIES = ("picea_abies", "pinus_sylvestris", "pseudotsuga_menziesii")

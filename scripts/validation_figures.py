@@ -28,12 +28,12 @@ import numpy as np  # noqa: E402
 
 import sys  # noqa: E402
 
-from treedyn_core import species  # noqa: E402
-from treedyn_core.modes import modes  # noqa: E402
-from treedyn_core.preset import validate  # noqa: E402
-from treedyn_core.pull import energy_damping_ratio, pull  # noqa: E402
+from treedyn_core.model import species  # noqa: E402
+from treedyn_core.analysis.modes import modes  # noqa: E402
+from treedyn_core.model.preset import validate  # noqa: E402
+from treedyn_core.analysis.pull import energy_damping_ratio, pull  # noqa: E402
 from treedyn_core.simulation import Simulation  # noqa: E402
-from treedyn_core.sway import sway_frequency_hz  # noqa: E402
+from treedyn_core.analysis.sway import sway_frequency_hz  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 # The tests' own trees.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 
-from treedyn_core.preset import validate
+from treedyn_core.model.preset import validate
 
 
 def preset_data(limbs: list[dict] | None = None, generator: dict | None = None,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from treedyn_core import species
+from treedyn_core.model import species
 
 FIELD_DATA = Path(__file__).parent / "data" / "field_sway_frequencies.csv"
 TREES_PER_SPECIES = 12  # evenly over the species' trees sorted by height (keeps the tests fast)

@@ -5,7 +5,7 @@
   offsets and COMs point anywhere, not only along a limb axis, so that every
   term of the dynamics is exercised.
 * `random_limbs`: explicit limb entries in the preset form of
-  ``treedyn_core.schema.LIMB`` (every key present), for the production loader.
+  ``treedyn_core.model.schema.LIMB`` (every key present), for the production loader.
 * `reference_tree_from_limbs`: the same limbs as a `ReferenceTree` plus their
   rest joint rotations, following docs/design.md §1 and §6, so that production and
   reference can run on one tree.

@@ -1,5 +1,5 @@
 """A straightforward reference of the articulated tree's time steps, to check the compiled step
-loops against (docs/design.md §3.3): the implicit θ-method and RK4 of `treedyn_core.integrators`, written
+loops against (docs/design.md §3.3): the implicit θ-method and RK4 of `treedyn_core.integrators.steppers`, written
 from docs/design.md §2–§5 and the integrators' docstrings with the dense joint-space equations of
 `reference_dynamics` (Jacobian mass matrix, recursive Newton–Euler bias), scipy rotations and
 numpy eigen-decompositions. Plain loops over limbs in preset order; nothing from treedyn_core.
@@ -72,7 +72,7 @@ class Wind:
 
     @classmethod
     def from_field(cls, field) -> "Wind":
-        """The settings and modes of a `treedyn_core.wind.WindField` as they are now."""
+        """The settings and modes of a `treedyn_core.dynamics.wind.WindField` as they are now."""
         return cls(field.speed, field.direction_deg, field.intensity, field.reference_height,
                    field.profile_exponent, field.mode_k, field.mode_amp, field.mode_phase)
 

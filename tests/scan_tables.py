@@ -1,5 +1,5 @@
 """Test helpers: a tree written as a TreeQSM-style cylinder table, and that table written in
-the formats `treedyn_core.qsm_read` reads (MATLAB v5 matrix and struct, v7.3/HDF5 struct, text,
+the formats `treedyn_core.model.qsm_read` reads (MATLAB v5 matrix and struct, v7.3/HDF5 struct, text,
 CSV)."""
 
 from __future__ import annotations

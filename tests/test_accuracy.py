@@ -15,9 +15,9 @@ import math
 import numpy as np
 import pytest
 
-from treedyn_core import bench_accuracy as bench
+from treedyn_core.bench import accuracy as bench
 from treedyn_core import cli
-from treedyn_core.freebody import FreeBody
+from treedyn_core.bench.freebody import FreeBody
 
 # dt of the checked runs: the app's default step, and the sweep's finest for the flips.
 DT = 1 / 120

@@ -18,21 +18,14 @@ import time
 import numpy as np
 import pytest
 
-from aero_cases import (
-    cylinder_factor,
-    foliage_factor,
-    midpoint_velocities,
-    run_to_steady,
-    single_limb_data,
-    small_tree_data,
-    wind_unit,
-)
+from aero_cases import (cylinder_factor, foliage_factor, midpoint_velocities, run_to_steady,
+                        single_limb_data, small_tree_data, wind_unit)
 from builders import preset_data
 from physics_cases import random_initial_state
 from random_trees import random_limbs
-from treedyn_core.aero import drag_loads
-from treedyn_core.joints import load_stiffness_magnitude
-from treedyn_core.preset import load_preset
+from treedyn_core.dynamics.aero import drag_loads
+from treedyn_core.dynamics.joints import load_stiffness_magnitude
+from treedyn_core.model.preset import load_preset
 from treedyn_core.simulation import Simulation
 
 # A few roundings (and numba's fastmath reassociation) separate the kernel's arithmetic

@@ -66,9 +66,9 @@ def test_the_simulation_is_the_apps():
 
 
 def test_importing_a_module_keeps_the_function():
-    """`treedyn_core.run` stays the API's function after the module `treedyn_core.run` is
+    """`treedyn_core.run` stays the API's function after the module `treedyn_core.io.run` is
     imported (by the command line, a test, a worker)."""
-    module = importlib.import_module("treedyn_core.run")
+    module = importlib.import_module("treedyn_core.io.run")
     assert callable(td.run) and td.run is not module
     from treedyn_core import run
 

@@ -24,10 +24,10 @@ from PyQt6.QtWidgets import QApplication, QFileDialog, QMessageBox
 from treedyn_app import main as app_main
 from treedyn_app.controls import beaufort
 from treedyn_app.main_window import PREPARING_TEXT, MainWindow
-from treedyn_core.stability import fastest_rate, rk4_substeps
+from treedyn_core.dynamics.stability import fastest_rate, rk4_substeps
 from treedyn_app.tree_visual import TreeVisual
 from treedyn_app.worker import FAILED, PAUSED, RUNNING
-from treedyn_core.preset import apply_overrides, load_preset
+from treedyn_core.model.preset import apply_overrides, load_preset
 from treedyn_core.simulation import MODELS, Simulation
 
 # The first window of a session may compile the kernels (docs/design.md §3: tens of seconds).
@@ -456,7 +456,7 @@ def test_invalid_preset_shows_the_error_and_keeps_running(qtbot, open_window, tm
 
 
 def test_preset_picker_lists_and_loads_shipped_presets(qtbot, open_window):
-    from treedyn_core.preset import shipped_presets
+    from treedyn_core.model.preset import shipped_presets
 
     window = open_window(load_preset("sapling"))
     picker = window.controls.preset

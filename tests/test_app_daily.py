@@ -21,8 +21,8 @@ from PyQt6.QtWidgets import QApplication, QFileDialog, QMessageBox
 from test_app import READY_TIMEOUT_MS
 from treedyn_app.main_window import MainWindow
 from treedyn_app.worker import FAILED, RUNNING
-from treedyn_core.preset import load_preset
-from treedyn_core.widget_ranges import key_range
+from treedyn_core.model.preset import load_preset
+from treedyn_core.model.widget_ranges import key_range
 
 CHANGE_TIMEOUT_MS = 3000  # a change reaches the simulation (wind ramps over 1 s simulated)
 
@@ -109,7 +109,7 @@ def test_window_geometry_and_splitters_are_remembered(qtbot, window_at):
 
 
 def test_the_preset_list_shows_names_and_a_summary_for_every_preset(qtbot, window_at):
-    from treedyn_core.preset import shipped_presets
+    from treedyn_core.model.preset import shipped_presets
 
     window = window_at(load_preset("sapling"))
     picker = window.controls.preset
@@ -402,8 +402,7 @@ def test_the_export_dialog_takes_typed_numbers_whole_and_clamps_them(qtbot):
     """Duration, frames per second and film size take a number typed digit by digit (a Qt
     spin box refused the keystroke that left its range: 2500 frames/s gave 25, 1000 s 100 s),
     and bring one outside the range to the nearest legal value, saying so."""
-    from treedyn_app.export_animation import (DURATION_RANGE, FPS_RANGE, MP4,
-                                              ExportAnimationDialog)
+    from treedyn_app.export_animation import (DURATION_RANGE, FPS_RANGE, MP4, ExportAnimationDialog)
     from treedyn_app.render_video import MAX_SIZE, MIN_SIDE
 
     dialog = ExportAnimationDialog(None)
@@ -645,8 +644,8 @@ class Listener(event.Listener):
     def on_end(self, e):
         f = e.data["dispatcher"].py_func
         if f.__module__.startswith("treedyn_core"): compiled.append(f.__qualname__)
-from treedyn_core.modes import modes
-from treedyn_core.preset import load_preset
+from treedyn_core.analysis.modes import modes
+from treedyn_core.model.preset import load_preset
 from treedyn_core.simulation import Simulation
 sim = Simulation.from_data(load_preset("two_limbs").data)
 event.register("numba:compile", Listener())
@@ -663,7 +662,8 @@ def test_the_modes_kernels_are_warmed_in_a_child_and_then_compiled_by_no_one():
     import sys
 
     from treedyn_app.mode_shapes import MODES_STAMP, WARM_MODES_CODE, modes_kernels_warm
-    from treedyn_core import kernel, warm_up
+    from treedyn_core.numerics import kernel
+    from treedyn_core import warm_up
 
     if not kernel.CACHING:
         pytest.skip("no kernel cache")
@@ -671,7 +671,7 @@ def test_the_modes_kernels_are_warmed_in_a_child_and_then_compiled_by_no_one():
     (folder / MODES_STAMP).unlink(missing_ok=True)
     # The two kernels only the modes use, out of the cache (numba's files are named after them).
     for pattern in ("modes._add_ancestors-*", "tree_lowrank._lowrank_matvec-*"):
-        for path in folder.glob(pattern):
+        for path in (p for cached in kernel.package_cache_folders() for p in cached.glob(pattern)):
             path.unlink()
     assert not modes_kernels_warm()
     env, folder = warm_up.child_environment()
@@ -680,7 +680,7 @@ def test_the_modes_kernels_are_warmed_in_a_child_and_then_compiled_by_no_one():
                             timeout=READY_TIMEOUT_MS / 1000)
     assert "_add_ancestors" in before.stdout  # compiled here, the cache lacking it
     for pattern in ("modes._add_ancestors-*", "tree_lowrank._lowrank_matvec-*"):
-        for path in kernel.package_cache_folder().glob(pattern):
+        for path in (p for cached in kernel.package_cache_folders() for p in cached.glob(pattern)):
             path.unlink()
     subprocess.run([sys.executable, "-c", WARM_MODES_CODE], env=env, cwd=folder, check=True,
                    timeout=READY_TIMEOUT_MS / 1000)

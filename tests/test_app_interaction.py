@@ -23,8 +23,8 @@ from PyQt6.QtWidgets import QFileDialog
 from treedyn_app.dialogs import ImageSizeDialog
 from treedyn_app.main_window import MainWindow
 from treedyn_app.worker import FAILED, PAUSED, RUNNING
-from treedyn_core.modes import modes_command_output
-from treedyn_core.preset import apply_overrides, load_preset
+from treedyn_core.analysis.modes import modes_command_output
+from treedyn_core.model.preset import apply_overrides, load_preset
 
 READY_TIMEOUT_MS = 120_000  # the first window of a session may compile the kernels
 CHANGE_TIMEOUT_MS = 2000
@@ -333,7 +333,7 @@ def test_mode_pose_moves_the_tips_as_the_core_linearisation_says():
     """The GUI's forward kinematics of a mode, at a small amplitude, moves every tip by the
     core's `tip_displacements` (the linearised motion), limb order converted right."""
     from treedyn_app.mode_shapes import ModeAnimation, forward_kinematics
-    from treedyn_core.modes import modes
+    from treedyn_core.analysis.modes import modes
     from treedyn_core.simulation import Simulation
 
     sim = Simulation(sapling())

@@ -16,8 +16,8 @@ from PyQt6.QtTest import QTest
 
 from reference_step import quats_to_matrices
 from treedyn_app.worker import PAUSED
-from treedyn_core.equilibrium import mean_wind_equilibrium
-from treedyn_core.preset import apply_overrides, load_preset
+from treedyn_core.dynamics.equilibrium import mean_wind_equilibrium
+from treedyn_core.model.preset import apply_overrides, load_preset
 from treedyn_core.simulation import Simulation
 from test_app_interaction import open_window, snapshot, wait_sim_time  # noqa: F401 (fixture)
 

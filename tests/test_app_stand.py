@@ -13,7 +13,7 @@ from test_app import READY_TIMEOUT_MS
 from treedyn_app.main_window import MainWindow
 from treedyn_app.stand_visual import CROWN_BASE, crown_mesh, stand_of, stem_positions
 from treedyn_app.worker import FAILED, RUNNING
-from treedyn_core.preset import load_preset, parse_preset
+from treedyn_core.model.preset import load_preset, parse_preset
 
 # The compass's caption shows one decimal; the worker's u_h may move by a ramp's last digits.
 SPEED_SHOWN = 0.051  # m/s

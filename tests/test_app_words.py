@@ -10,7 +10,7 @@ from test_app import CHANGE_TIMEOUT_MS, READY_TIMEOUT_MS, settings  # noqa: F401
 from treedyn_app.controls import MODEL_NOTES
 from treedyn_app.main_window import MainWindow
 from treedyn_app.worker import RUNNING
-from treedyn_core.preset import load_preset
+from treedyn_core.model.preset import load_preset
 
 
 def cut_labels(window) -> list[str]:

@@ -6,9 +6,9 @@ import pytest
 
 import reference_dynamics as ref
 from random_trees import random_reference_tree, random_state
-from treedyn_core import so3
-from treedyn_core.articulated import (ArticulatedModel, Workspace, forward_kinematics,
-                                      implicit_accelerations)
+from treedyn_core.numerics import so3
+from treedyn_core.dynamics.articulated import (ArticulatedModel, Workspace, forward_kinematics,
+                                               implicit_accelerations)
 
 # Backward error of a stable O(N) recursion in double precision: a few ulps times a growth
 # factor that stays far below 1e4 on trees of this size.

@@ -10,9 +10,9 @@ import math
 
 import pytest
 
-from treedyn_core import bench_performance
+from treedyn_core.bench import performance as bench_performance
 from treedyn_core.errors import TreedynError
-from treedyn_core.generator import count_limbs
+from treedyn_core.model.generator import count_limbs
 
 SIZES = (10, 100)
 

@@ -1,4 +1,4 @@
-"""Tests of the flow in a forest stand (treedyn_core/canopy.py, docs/design.md §5.1): the mean
+"""Tests of the flow in a forest stand (treedyn_core/model/canopy.py, docs/design.md §5.1): the mean
 profile against its closed forms, the wind kernel against them, the turbulence at and inside
 the canopy against the measured statistics, the species' default stand and the bad input."""
 
@@ -9,13 +9,13 @@ import math
 import numpy as np
 import pytest
 
-from treedyn_core import canopy
+from treedyn_core.model import canopy
 from treedyn_core.cli import main
 from treedyn_core.errors import PresetError
-from treedyn_core.preset import parse_preset
-from treedyn_core.schema import WIND
+from treedyn_core.model.preset import parse_preset
+from treedyn_core.model.schema import WIND
 from treedyn_core.simulation import Simulation
-from treedyn_core.wind import WindField
+from treedyn_core.dynamics.wind import WindField
 
 # Closed forms evaluated the same way in double precision: round-off only.
 CLOSED_FORM_TOL = 1e-12

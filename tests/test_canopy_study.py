@@ -1,4 +1,4 @@
-"""The study rows' canopy_top_wind_m_s (treedyn_core/study_run.py): the mean wind u_h at the
+"""The study rows' canopy_top_wind_m_s (treedyn_core/studies/study_run.py): the mean wind u_h at the
 top of the stand's canopy, in which ForestGALES states its turning moments; on open ground the
 mean wind at the tree's top."""
 
@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from treedyn_core.study_run import RunSpec, run_row
+from treedyn_core.studies.study_run import RunSpec, run_row
 
 FOREST = "tree: {generator: {species: picea_abies, height: 12, dbh: 0.2}}\n"
 OPEN = "tree: {generator: {species: picea_abies, height: 12, dbh: 0.2, stand: open}}\n"

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from treedyn_core.cli import main
-from treedyn_core.preset import load_preset, shipped_presets
+from treedyn_core.model.preset import load_preset, shipped_presets
 from treedyn_core.simulation import Simulation
-from treedyn_core.tree import build_tree
+from treedyn_core.dynamics.static_model import build_tree
 
 NPZ_KEYS = {"t", "names", "parent", "base", "tip", "C_IF", "omega", "kinetic", "potential",
             "energy"}

@@ -28,7 +28,7 @@ class Record(event.Listener):
         f = e.data["dispatcher"].py_func
         compiled.append(f"{f.__module__}.{f.__qualname__}")
 event.register("numba:compile", Record())
-from treedyn_core.preset import load_preset
+from treedyn_core.model.preset import load_preset
 from treedyn_core.simulation import Simulation
 data = load_preset("two_limbs").data
 data["wind"]["speed"] = 5.0
@@ -52,7 +52,7 @@ def test_the_helper_compiles_the_overloads_the_step_uses(tmp_path):
     compiled = subprocess.run([sys.executable, "-c", STEP_AND_LIST_COMPILES], env=env,
                               cwd=tmp_path, check=True, capture_output=True, text=True,
                               timeout=600).stdout.split()
-    assert "treedyn_core.integrators.theta_steps" in compiled   # the step itself was not cached
+    assert "treedyn_core.integrators.steppers.theta_steps" in compiled   # the step itself was not cached
     assert not [name for name in compiled if name.removeprefix("treedyn_core.") in LEAVES]
 
 

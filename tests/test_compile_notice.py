@@ -7,7 +7,7 @@ import time
 import numba
 import pytest
 
-from treedyn_core import compile_notice
+from treedyn_core.numerics import compile_notice
 
 
 @pytest.fixture(autouse=True)

@@ -16,25 +16,16 @@ import numpy as np
 import pytest
 
 from builders import preset_data
-from physics_cases import (
-    STILL_AIR,
-    THREE_LIMBS,
-    angular_momentum_about_root,
-    convergence_orders,
-    fastest_joint_rate,
-    hermite_extremum,
-    random_initial_state,
-    random_tree_simulation,
-    sample_every_step,
-    sample_in_chunks,
-    two_limb_simulation,
-)
+from physics_cases import (STILL_AIR, THREE_LIMBS, angular_momentum_about_root, convergence_orders,
+                           fastest_joint_rate, hermite_extremum, random_initial_state,
+                           random_tree_simulation, sample_every_step, sample_in_chunks,
+                           two_limb_simulation)
 from random_trees import random_limbs
-from treedyn_core import so3
+from treedyn_core.numerics import so3
 from treedyn_core.errors import SimulationDiverged, TreedynError
-from treedyn_core.preset import load_preset
+from treedyn_core.model.preset import load_preset
 from treedyn_core.simulation import Simulation
-from treedyn_core.tree import build_tree
+from treedyn_core.dynamics.static_model import build_tree
 
 # ---------------------------------------------------------------------------------------------
 # 1. One limb on a fixed base: the damped harmonic oscillator θ'' + (c/J) θ' + (k/J) θ = 0.
@@ -230,7 +221,7 @@ def test_tips_and_root_moment_describe_the_current_state():
     """`tip` is base + L C_IF u of the reported poses (numpy against the compiled kernel), and
     `root_moment` (the root joint alone) is the root's entry of every joint's spring + damper
     torque, in inertial axes."""
-    from treedyn_core.joints import joint_torques
+    from treedyn_core.dynamics.joints import joint_torques
 
     sim = Simulation.from_data(preset_data(
         THREE_LIMBS, wind=STILL_AIR,

@@ -7,10 +7,11 @@ import copy
 import numpy as np
 import pytest
 
-from treedyn_core import easing, so3
-from treedyn_core.equilibrium import mean_wind_equilibrium
-from treedyn_core.modes import modes
-from treedyn_core.preset import load_preset
+from treedyn_core.dynamics import easing
+from treedyn_core.numerics import so3
+from treedyn_core.dynamics.equilibrium import mean_wind_equilibrium
+from treedyn_core.analysis.modes import modes
+from treedyn_core.model.preset import load_preset
 from treedyn_core.simulation import Simulation
 
 def _bent_softened(name: str) -> Simulation:
@@ -62,7 +63,7 @@ def test_stiffness_jump_while_bent_gives_no_base_moment_spike(monkeypatch):
     steady = _steady_base_moment(sim)
     peak = _peak_base_moment(sim, sim.eases.stiffness.duration + 2.0)
 
-    monkeypatch.setattr("treedyn_core.easing.ease_time", lambda *args: 0.0)
+    monkeypatch.setattr("treedyn_core.dynamics.easing.ease_time", lambda *args: 0.0)
     at_once = _bent_softened("young_oak")
     at_once.set_stiffness_scale(10.0)
     at_once.step(1)

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from builders import preset_data
-from treedyn_core.equilibrium import MeanDrag, mean_wind_equilibrium, start_of
-from treedyn_core.linearise import Configuration
-from treedyn_core.preset import load_preset
+from treedyn_core.dynamics.equilibrium import MeanDrag, mean_wind_equilibrium, start_of
+from treedyn_core.dynamics.linearise import Configuration
+from treedyn_core.model.preset import load_preset
 from treedyn_core.simulation import Simulation
 
 RADIUS = 0.01            # m

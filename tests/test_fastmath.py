@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from numba import njit
 
-from treedyn_core.fastmath import fast_exp, fast_log, fast_pow
-from treedyn_core.kernel import _FAST
+from treedyn_core.numerics.fastmath import fast_exp, fast_log, fast_pow
+from treedyn_core.numerics.kernel import _FAST
 
 
 def _compiled(fastmath):

@@ -12,7 +12,7 @@ from PyQt6.QtCore import QSettings
 
 from treedyn_app.main_window import MainWindow
 from treedyn_app.worker import COMPILING_TEXT, PREPARING, RUNNING
-from treedyn_core.preset import load_preset
+from treedyn_core.model.preset import load_preset
 
 # Compiling every kernel from nothing: ~25 s of CPU time, several times that on a busy machine.
 COMPILE_TIMEOUT_MS = 400_000
@@ -145,7 +145,8 @@ def test_warm_up_children_import_this_package_from_any_folder(tmp_path, monkeypa
     import sys
     from types import SimpleNamespace
 
-    from treedyn_core import kernel, warm_up
+    from treedyn_core import warm_up
+    from treedyn_core.numerics import kernel
 
     decoy = tmp_path / "treedyn_core"
     decoy.mkdir()

@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 
 from physics_cases import convergence_orders, random_tree_simulation, two_limb_simulation
-from treedyn_core import bench_accuracy as bench
+from treedyn_core.bench import accuracy as bench
 from treedyn_core.errors import TreedynError
-from treedyn_core.integrators import (GALPHA_CONTROL, ITERATIONS, RESTARTS, SUB_STEPS,
-                                     UNCONVERGED, galpha_coefficients)
-from treedyn_core.preset import load_preset, shipped_presets
-from treedyn_core.schema import SIMULATION
+from treedyn_core.integrators.steppers import (GALPHA_CONTROL, ITERATIONS, RESTARTS, SUB_STEPS,
+                                               UNCONVERGED, galpha_coefficients)
+from treedyn_core.model.preset import load_preset, shipped_presets
+from treedyn_core.model.schema import SIMULATION
 from treedyn_core.simulation import Simulation
 
 

@@ -1,4 +1,4 @@
-"""Tests of treedyn_core.generator: counts, da Vinci radii, angles, names, refusals, presets.
+"""Tests of treedyn_core.model.generator: counts, da Vinci radii, angles, names, refusals, presets.
 
 World geometry is rebuilt here from the returned limbs alone (docs/design.md §1: C_If = C_Ip ·
 exp(rest_rotation), base of a child = base of its parent + attach · L_p · C_Ip u, tip =
@@ -17,9 +17,9 @@ import pytest
 import yaml
 from scipy.spatial.transform import Rotation
 
-from treedyn_core import schema, species
+from treedyn_core.model import schema, species
 from treedyn_core.errors import PresetError
-from treedyn_core.generator import count_limbs, generate
+from treedyn_core.model.generator import count_limbs, generate
 
 PRESETS = Path(__file__).resolve().parents[1] / "assets" / "presets"
 

@@ -12,7 +12,7 @@ from PyQt6.QtWidgets import QFileDialog, QPushButton
 from treedyn_app.export_animation import GLTF, MP4, ExportAnimationDialog, ExportRequest
 from treedyn_app.main_window import MainWindow
 from treedyn_app.worker import FAILED, RUNNING
-from treedyn_core.preset import load_preset
+from treedyn_core.model.preset import load_preset
 
 from gltf_validator import gltf_validator, problems  # noqa: F401 - the fixture
 

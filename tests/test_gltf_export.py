@@ -8,11 +8,11 @@ import pygltflib
 import pytest
 from scipy.spatial.transform import Rotation, Slerp
 
-from treedyn_core.bench_performance import tree_of_size
+from treedyn_core.bench.performance import tree_of_size
 from treedyn_core.cli import main
-from treedyn_core.gltf_export import AXES, Motion, build_glb, raw_size
-from treedyn_core.preset import load_preset
-from treedyn_core.run import simulate
+from treedyn_core.io.gltf_export import AXES, Motion, build_glb, raw_size
+from treedyn_core.model.preset import load_preset
+from treedyn_core.io.run import simulate
 from treedyn_core.simulation import Simulation
 
 from gltf_validator import gltf_validator, problems  # noqa: F401 - the fixture
@@ -278,9 +278,9 @@ def test_the_tree_colours_travel_through_the_npz_into_the_materials(tmp_path):
     """The run keeps the conifer's species colours (the species table's Norway spruce); the
     export's bark material of the thickest limbs and its foliage material carry them (linear
     RGB of the sRGB colours)."""
-    from treedyn_core import species
-    from treedyn_core.gltf_export import _linear
-    from treedyn_core.limb_mesh import rgb
+    from treedyn_core.model import species
+    from treedyn_core.io.gltf_export import _linear
+    from treedyn_core.io.limb_mesh import rgb
     arrays = _run("conifer", 0.05)
     table = species.entry("picea_abies")["colour"]
     assert tuple(arrays["foliage_colour"]) == rgb(table["foliage"])

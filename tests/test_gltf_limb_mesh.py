@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from treedyn_core.limb_mesh import (FOLIAGE_AREA, FORMS, TWIG_TAPER, foliage_clumps,
-                                    foliage_form, tip_radius, tube_faces, tube_vertices)
-from treedyn_core.preset import load_preset
+from treedyn_core.io.limb_mesh import (FOLIAGE_AREA, FORMS, TWIG_TAPER, foliage_clumps,
+                                       foliage_form, tip_radius, tube_faces, tube_vertices)
+from treedyn_core.model.preset import load_preset
 
 SIDES = 8
 
@@ -108,9 +108,9 @@ def test_species_form_of_the_shipped_presets(preset, form):
 def test_tree_colours_come_from_the_species_and_the_preset_overrides_them():
     """The conifer (species picea_abies) is drawn in its table entry's colours; a preset's own
     foliage_colour or bark_colour wins; a bad colour is one line naming the key."""
-    from treedyn_core import species
-    from treedyn_core.limb_mesh import limb_colors, rgb
-    from treedyn_core.preset import apply_overrides
+    from treedyn_core.model import species
+    from treedyn_core.io.limb_mesh import limb_colors, rgb
+    from treedyn_core.model.preset import apply_overrides
     from treedyn_core.errors import PresetError
     data = load_preset("conifer").data
     table = species.entry("picea_abies")["colour"]

@@ -277,7 +277,7 @@ def test_a_read_past_the_time_limit_is_refused(tmp_path, monkeypatch):
     """Row 10, time: `read_preset_text` looks at the clock between chunks, so a source slower
     than the limit (here: the limit lowered, and the clock run past it before the read) is
     refused with one line; the same file and limit without the wait is read."""
-    from treedyn_core import preset
+    from treedyn_core.model import preset
     from treedyn_core.errors import PresetError
 
     monkeypatch.setattr(preset, "MAX_PRESET_SECONDS", 0.5)
@@ -297,7 +297,7 @@ SLOW_CHAIN_LIMBS = 4000
 SLOW_LIMIT = 0.1  # s
 _LOWERED_LIMIT = """
 import sys
-from treedyn_core import preset
+from treedyn_core.model import preset
 from treedyn_core.cli import main
 preset.MAX_PRESET_SECONDS = float(sys.argv[1])
 sys.exit(main(sys.argv[2:]))
@@ -308,7 +308,7 @@ def test_a_parse_past_the_time_limit_stops_within_the_limit(tmp_path, monkeypatc
     """Row 10, time: a legal preset that takes longer to parse than the (lowered) limit is
     refused during the parse (within the limit plus 0.5 s, not after the whole file) and, at
     the command line, with one line and exit 2; with the limit as shipped it is read in full."""
-    from treedyn_core import preset
+    from treedyn_core.model import preset
     from treedyn_core.errors import PresetError
 
     path = tmp_path / "chain.yaml"
@@ -415,7 +415,7 @@ def test_a_signal_during_the_output_check_leaves_no_probe_file(tmp_path, monkeyp
     """Row 14: SIGTERM right after the output check's probe file is made (before a run): the
     probe is removed all the same. (Python runs a signal's handler in the main thread at the
     next bytecode, whichever thread the signal reached.)"""
-    run = importlib.import_module("treedyn_core.run")   # the module, not the API's function
+    run = importlib.import_module("treedyn_core.io.run")   # the module, not the API's function
 
     class Stop(BaseException):
         pass
@@ -546,7 +546,7 @@ def test_write_interrupted_midway_leaves_no_temporary_file(tmp_path):
     signal's exception, and no target is made."""
     import numpy as np
 
-    from treedyn_core.run import write_npz
+    from treedyn_core.io.run import write_npz
 
     with pytest.raises(KeyboardInterrupt):
         write_npz({"t": np.zeros(1000), "later": _Interrupting()}, tmp_path / "x.npz")

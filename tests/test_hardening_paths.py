@@ -18,7 +18,7 @@ import pytest
 from test_hardening import (EXIT_BAD_INPUT, EXIT_DIVERGED, EXIT_OK, check_contract, server,  # noqa: F401
                             start, treedyn)
 from treedyn_core.errors import SimulationDiverged, TreedynError
-from treedyn_core.preset import apply_overrides, load_preset
+from treedyn_core.model.preset import apply_overrides, load_preset
 from treedyn_core.simulation import Simulation
 
 # The storm of the probe: the willow at the schema's limits, generalized-α, which runs away.
@@ -36,7 +36,7 @@ def _storm_data():
 def test_a_study_records_a_runaway_as_diverged():
     """1: `treedyn run` stops this storm with status 3; the study's row said `ok` with a base
     moment of 5.6e9 N·m."""
-    from treedyn_core.study_run import RunSpec, run_row
+    from treedyn_core.studies.study_run import RunSpec, run_row
 
     spec = RunSpec(0, "k", "weeping_willow", "{}", {"wind.speed": 60.0,
                    "wind.turbulence_intensity": 1.0, "simulation.integrator": "galpha"},
@@ -106,7 +106,7 @@ def test_a_quarter_turn_does_not_gain_energy():
 
 def test_joint_rates_are_bounded_whatever_the_energy():
     """3: whatever energy the start holds, no joint turns faster than 1e4 rad/s."""
-    from treedyn_core.divergence import MAX_JOINT_RATE, DivergenceGuard
+    from treedyn_core.dynamics.divergence import MAX_JOINT_RATE, DivergenceGuard
 
     sim = Simulation(load_preset("two_limbs"))
     sim.v[:] = 100.0
@@ -129,7 +129,7 @@ def test_pull_refuses_what_it_cannot_measure(treedyn, args, words):
 
 def test_pull_json_is_json():
     """4: a figure that is not finite is null, never NaN."""
-    from treedyn_core.pull import PullResult, format_json
+    from treedyn_core.analysis.pull import PullResult, format_json
 
     result = PullResult(1.0, 1.0, 0.0, 1e-3, 0.1, 10.0, 1e6, math.nan, math.inf)
     values = format_json(result)
@@ -158,8 +158,8 @@ def test_a_slider_cannot_bypass_the_wind_cap():
 
 def test_a_second_study_on_a_held_folder_is_refused(tmp_path):
     """6: two studies on one folder wrote 24 rows for 12 runs."""
-    from treedyn_core.study_file import load_study
-    from treedyn_core.study_results import ResultsFolder
+    from treedyn_core.studies.study_file import load_study
+    from treedyn_core.studies.results import ResultsFolder
 
     path = tmp_path / "s.yaml"
     path.write_text("study: s\npreset: two_limbs\nduration: 0.1\ngrid:\n  wind.speed: [1, 2]\n")

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from treedyn_core import schema
+from treedyn_core.model import schema
 from treedyn_core.cli import main
 
 

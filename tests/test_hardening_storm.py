@@ -15,9 +15,9 @@ import sys
 import numpy as np
 import pytest
 
-from treedyn_core.divergence import DivergenceGuard
-from treedyn_core.preset import apply_overrides, load_preset, shipped_presets
-from treedyn_core.schema import SIMULATION, WIND
+from treedyn_core.dynamics.divergence import DivergenceGuard
+from treedyn_core.model.preset import apply_overrides, load_preset, shipped_presets
+from treedyn_core.model.schema import SIMULATION, WIND
 from treedyn_core.simulation import Simulation
 
 DURATION = 10.0  # s

@@ -3,7 +3,8 @@ explicit method of order 4 (Butcher's order conditions up to order 4)."""
 
 import numpy as np
 
-from treedyn_core.integrators import RK4_A, RK4_B, RK4_B_DENOMINATOR, RK4_B_NUMERATOR, RK4_C
+from treedyn_core.integrators.steppers import (RK4_A, RK4_B, RK4_B_DENOMINATOR, RK4_B_NUMERATOR,
+                                               RK4_C)
 
 
 def test_rk4_tableau_is_explicit_and_consistent():

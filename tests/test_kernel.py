@@ -22,9 +22,9 @@ def _python(code: str, **env) -> subprocess.CompletedProcess:
 # and was once imported ahead of `kernel` (through aero).
 EVERY_KERNEL = """
 import sys
-import treedyn_core.fastmath, treedyn_core.aero, treedyn_core.simulation, treedyn_core.modes
-import treedyn_core.linearise, treedyn_core.bench_performance, treedyn_core.bench_accuracy
-import treedyn_core.freebody
+import treedyn_core.numerics.fastmath, treedyn_core.dynamics.aero, treedyn_core.simulation, treedyn_core.analysis.modes
+import treedyn_core.dynamics.linearise, treedyn_core.bench.performance, treedyn_core.bench.accuracy
+import treedyn_core.bench.freebody
 import numba
 from numba.core.registry import CPUDispatcher
 kernels = [(name, getattr(value._cache, "_cache_path", None))
@@ -46,8 +46,10 @@ def _kernel_folders(result):
 def test_every_kernel_is_cached_in_treedyn_cache_dir(tmp_path):
     global_folder, folders = _kernel_folders(_python(EVERY_KERNEL,
                                                      TREEDYN_CACHE_DIR=str(tmp_path)))
-    (folder,) = folders
-    assert Path(folder).parent == tmp_path and Path(folder).name.startswith("treedyn_core_")
+    # numba's one folder per source folder: a subpackage's name and its path's hash
+    assert folders and {Path(folder).parent for folder in folders} == {tmp_path}
+    assert {Path(folder).name.split("_")[0] for folder in folders} <= {
+        "numerics", "dynamics", "integrators", "analysis", "bench", "treedyn", "io", "model"}
     assert global_folder == "-"  # numba's own setting is left as it was, for other packages
 
 
@@ -61,24 +63,29 @@ def test_default_cache_folder_follows_xdg_then_home(tmp_path):
 def test_unwritable_cache_folder_compiles_without_caching(tmp_path):
     blocker = tmp_path / "a_file"
     blocker.write_text("not a folder")
-    result = _python("from treedyn_core import so3, kernel\n"
+    result = _python("from treedyn_core.numerics import so3, kernel\n"
                      "import numpy as np\n"
                      "print(kernel.CACHING, so3.exp(np.zeros(3))[0, 0])",
                      TREEDYN_CACHE_DIR=str(blocker / "cache"))
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["False", "1.0"]
     assert result.stderr.count("\n") == 1 and "cannot write the kernel cache" in result.stderr
-    assert not list((ROOT / "treedyn_core").glob("__pycache__/*.nb[ic]"))
+    assert not list((ROOT / "treedyn_core").rglob("__pycache__/*.nb[ic]"))
 
 
 def test_stale_cache_is_dropped_and_a_current_one_kept(tmp_path):
-    where = "from treedyn_core import kernel; print(kernel.package_cache_folder())"
-    folder = Path(_python(where, TREEDYN_CACHE_DIR=str(tmp_path)).stdout.strip())
+    """numba keeps one cache folder per source folder: a stale kernel of any subpackage goes."""
+    where = ("from treedyn_core.numerics import kernel; print(kernel.package_cache_folder()); "
+             "print(*kernel.package_cache_folders(), sep=chr(10))")
+    folder, *folders = map(Path, _python(where, TREEDYN_CACHE_DIR=str(tmp_path)).stdout.split())
+    assert folder in folders and len(folders) >= 4  # numerics, dynamics, integrators, analysis…
     stamp = folder / "kernels.sources.sha256"
     digest = stamp.read_text()
     assert len(digest) == 64
-    cached = [folder / "so3.exp-41.py311.nbi", folder / "so3.exp-41.py311.1.nbc"]
+    cached = [path for each in folders for path in (each / "x.exp-41.py311.nbi",
+                                                    each / "x.exp-41.py311.1.nbc")]
     for path in cached:
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(b"machine code")
     _python(where, TREEDYN_CACHE_DIR=str(tmp_path))
     assert all(path.exists() for path in cached)  # sources unchanged: kept

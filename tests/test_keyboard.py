@@ -10,7 +10,7 @@ from PyQt6.QtWidgets import QApplication
 
 from test_app import CHANGE_TIMEOUT_MS, open_window, settings  # noqa: F401 (fixtures)
 from treedyn_app.worker import PAUSED, RUNNING
-from treedyn_core.preset import load_preset
+from treedyn_core.model.preset import load_preset
 
 
 def active(qtbot, window):

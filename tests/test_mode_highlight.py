@@ -1,7 +1,7 @@
 """Hovering a mode in the modes panel highlights the limbs it moves (app/mode_highlight.py).
 
 The limbs lit from the mode's tip displacements are checked against the mode's name, which
-`treedyn_core.modes` derives another way (the smallest subtree holding most of the mode's
+`treedyn_core.analysis.modes` derives another way (the smallest subtree holding most of the mode's
 kinetic energy): the limb lit brightest for "branch b2 sway y" is one of branch b2's."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from PyQt6.QtTest import QTest
 
 from test_app import open_window, settings  # noqa: F401 (fixtures)
 from treedyn_app.mode_highlight import HIGHLIGHT, MOVING_FRACTION, moving_limbs
-from treedyn_core.preset import load_preset
+from treedyn_core.model.preset import load_preset
 
 
 def highlight_pixels(image: np.ndarray) -> int:

@@ -23,14 +23,14 @@ import reference_dynamics as ref
 from builders import preset_data
 from physics_cases import STILL_AIR, THREE_LIMBS, TWO_LIMBS, fastest_joint_rate
 from random_trees import random_limbs, reference_tree_from_limbs
-from treedyn_core import linearise as lin
-modes_module = importlib.import_module("treedyn_core.modes")   # the module, not the API's function
-from treedyn_core import so3
+from treedyn_core.dynamics import linearise as lin
+modes_module = importlib.import_module("treedyn_core.analysis.modes")   # the module, not the API's function
+from treedyn_core.numerics import so3
 from treedyn_core.errors import TreedynError
-from treedyn_core.dynamics import articulated_dynamics
-from treedyn_core.joints import spring_torque
-from treedyn_core.modes import modes, modes_command_output
-from treedyn_core.preset import load_preset
+from treedyn_core.dynamics.systems import articulated_dynamics
+from treedyn_core.dynamics.joints import spring_torque
+from treedyn_core.analysis.modes import modes, modes_command_output
+from treedyn_core.model.preset import load_preset
 from treedyn_core.simulation import Simulation
 
 GRAVITY = [0.0, 0.0, -9.81]

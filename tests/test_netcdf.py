@@ -1,4 +1,4 @@
-"""`treedyn run --out RUN.nc` (treedyn_core/netcdf.py): a NetCDF-4 file with CF-style units
+"""`treedyn run --out RUN.nc` (treedyn_core/io/netcdf.py): a NetCDF-4 file with CF-style units
 that xarray reads, the same numbers as the NPZ, written atomically."""
 
 from __future__ import annotations

@@ -28,8 +28,8 @@ def _loaded_gui_modules(code: str) -> list[str]:
 
 
 def test_core_imports_no_gui_toolkit():
-    code = ("import treedyn_core, treedyn_core.simulation, treedyn_core.preset, "
-            "treedyn_core.cli, treedyn_core.run, treedyn_core.tree, treedyn_core.generator")
+    code = ("import treedyn_core, treedyn_core.simulation, treedyn_core.model.preset, "
+            "treedyn_core.cli, treedyn_core.io.run, treedyn_core.model.tree, treedyn_core.model.generator")
     assert _loaded_gui_modules(code) == []
 
 
@@ -131,8 +131,8 @@ def test_installed_wheel_keeps_its_compiled_kernels_in_the_user_cache(installed_
                              "--duration", "0.1", "--out", "r.npz"], cwd=workdir, env=env,
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
-    (kernels,) = cache.glob("treedyn_core_*")
-    assert list(kernels.glob("*.nbi")) and list(kernels.glob("*.nbc"))
+    # one folder per source folder (numba's), each named after its subpackage
+    assert list(cache.glob("*_*/*.nbi")) and list(cache.glob("*_*/*.nbc"))
     assert _files_under(target) == installed
 
 
@@ -171,7 +171,7 @@ def test_readme_install_sequence_in_a_fresh_environment(tmp_path):
     pip_install(".")
     first = run(tmp_path / "first", str(venv / "bin" / "treedyn"))
     assert first.returncode == 0, first.stderr
-    assert list((home / ".cache" / "treedyn").glob("treedyn_core_*/*.nbc"))
+    assert list((home / ".cache" / "treedyn").glob("*_*/*.nbc"))
     pip_install("-e", ".")
     site = next((venv / "lib").glob("python*/site-packages"))
     assert not (site / "treedyn_core").exists()  # nothing left behind by the uninstall

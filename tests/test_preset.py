@@ -1,4 +1,4 @@
-"""Tests of `treedyn_core.preset`: reading, validation messages, saving, overrides.
+"""Tests of `treedyn_core.model.preset`: reading, validation messages, saving, overrides.
 
 Error cases are YAML texts with the offending line marked ``# <-``; the test
 derives the expected line number from the marker, so the texts can be edited
@@ -7,6 +7,7 @@ without recounting lines.
 
 from __future__ import annotations
 
+import builtins
 import errno
 import math
 import os
@@ -22,20 +23,11 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from treedyn_core import preset as preset_module
-from treedyn_core import schema, species
+from treedyn_core.model import preset as preset_module
+from treedyn_core.model import schema, species
 from treedyn_core.errors import PresetError, TreedynError
-from treedyn_core.preset import (
-    HEADER,
-    Preset,
-    apply_overrides,
-    load_preset,
-    parse_preset,
-    resolve_preset,
-    save_preset,
-    shipped_presets,
-    validate,
-)
+from treedyn_core.model.preset import (HEADER, Preset, apply_overrides, load_preset, parse_preset,
+                                       resolve_preset, save_preset, shipped_presets, validate)
 
 TWO_LIMBS = """\
 version: 1
@@ -607,11 +599,13 @@ def test_save_into_a_missing_folder(tmp_path):
 
 def _fail_writes_after_the_header(monkeypatch):
     """Make the temporary file's writes fail half-way with a full disk; returns the calls."""
-    real = tempfile.NamedTemporaryFile
+    real = builtins.open
     calls = []
 
-    def named_temporary_file(*args, **kwargs):
-        handle = real(*args, **kwargs)
+    def open_temporary(file, mode="r", *args, **kwargs):
+        handle = real(file, mode, *args, **kwargs)
+        if ".tmp" not in os.fspath(file) or "w" not in mode:
+            return handle
         write_through = handle.write
 
         def write(text):
@@ -624,7 +618,7 @@ def _fail_writes_after_the_header(monkeypatch):
         handle.write = write
         return handle
 
-    monkeypatch.setattr(tempfile, "NamedTemporaryFile", named_temporary_file)
+    monkeypatch.setattr(builtins, "open", open_temporary)
     return calls
 
 
@@ -942,7 +936,7 @@ def test_corrupted_files_load_or_give_one_line(tmp_path_factory, content):
 
 
 def test_importing_preset_loads_no_gui_module():
-    code = ("import sys, treedyn_core.preset; "
+    code = ("import sys, treedyn_core.model.preset; "
             "gui = ('PyQt6', 'PyQt5', 'PySide6', 'vispy'); "
             "bad = [m for m in sys.modules if m.split('.')[0] in gui]; "
             "assert not bad, bad")

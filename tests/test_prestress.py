@@ -6,7 +6,7 @@ import copy
 import numpy as np
 import pytest
 
-from treedyn_core.preset import load_preset, shipped_presets
+from treedyn_core.model.preset import load_preset, shipped_presets
 from treedyn_core.simulation import Simulation
 
 DURATION = 5.0  # s
@@ -61,7 +61,7 @@ def test_prestress_follows_the_stiffness_scale_at_reset():
 def test_saved_after_softening_loads_to_the_same_simulation(tmp_path):
     """docs/design.md §6: the prestress is not recomputed when the stiffness moves; a save bakes the
     springs' rest rotations in force in, so the file runs like the live simulation."""
-    from treedyn_core.preset import save_preset
+    from treedyn_core.model.preset import save_preset
 
     # from rest: the live run's start is its equilibrium at the scale it was loaded with, the
     # file's the equilibrium at the scale it is saved with

@@ -31,6 +31,6 @@ def _private(name: str) -> bool:
 
 
 def test_no_module_uses_another_modules_private_names():
-    uses = [use for package in PACKAGES for path in sorted((ROOT / package).glob("*.py"))
+    uses = [use for package in PACKAGES for path in sorted((ROOT / package).rglob("*.py"))
             for use in _private_uses(path)]
     assert not uses, "private names used across modules:\n" + "\n".join(uses)

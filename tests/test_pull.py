@@ -14,10 +14,10 @@ import pytest
 
 import beam_reference
 from field_data import DAMPING_RANGE, DAMPING_TREES
-from treedyn_core import species
-from treedyn_core.modes import modes
-from treedyn_core.preset import validate
-from treedyn_core.pull import ReleaseRecord, energy_damping_ratio, fit_decay, pull
+from treedyn_core.model import species
+from treedyn_core.analysis.modes import modes
+from treedyn_core.model.preset import validate
+from treedyn_core.analysis.pull import ReleaseRecord, energy_damping_ratio, fit_decay, pull
 from treedyn_core.simulation import Simulation
 
 EULER_BERNOULLI_RTOL = 0.01      # the 1 %

@@ -9,11 +9,11 @@ import pytest
 
 import reference_dynamics as ref
 from reference_step import quats_to_matrices
-from treedyn_core import so3
-from treedyn_core.dynamics import articulated_dynamics, articulated_dynamics_about
+from treedyn_core.numerics import so3
+from treedyn_core.dynamics.systems import articulated_dynamics, articulated_dynamics_about
 from treedyn_core.errors import SimulationDiverged
 from treedyn_app.grab import GrabSpring
-from treedyn_core.preset import apply_overrides, load_preset, shipped_presets
+from treedyn_core.model.preset import apply_overrides, load_preset, shipped_presets
 from treedyn_core.simulation import Simulation
 
 RTOL = 1e-9

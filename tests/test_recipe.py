@@ -1,4 +1,4 @@
-"""Save As keeps the recipe (treedyn_core/recipe.py, docs/design.md §6.6): the file as written,
+"""Save As keeps the recipe (treedyn_core/model/recipe.py, docs/design.md §6.6): the file as written,
 with only the changed keys; reloading it gives the same validated preset, hence the same run."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ import pytest
 import yaml
 
 from treedyn_core.errors import PresetError
-from treedyn_core.expand import expand_preset
-from treedyn_core.preset import apply_overrides, load_preset, parse_preset
-from treedyn_core.recipe import recipe, save_recipe
+from treedyn_core.dynamics.expand import expand_preset
+from treedyn_core.model.preset import apply_overrides, load_preset, parse_preset
+from treedyn_core.model.recipe import recipe, save_recipe
 from treedyn_core.simulation import Simulation
-from treedyn_core.tree import build_tree
+from treedyn_core.dynamics.static_model import build_tree
 
 # What the app's sliders and choices change, as key paths (docs/design.md §9).
 SETTINGS = {"wind.speed": 12.5, "wind.direction_deg": 135.0,

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from treedyn_core.schema import LIMB
+from treedyn_core.model.schema import LIMB
 
 if __package__:
     from . import random_trees as rt

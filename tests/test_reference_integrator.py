@@ -19,9 +19,9 @@ from builders import preset_data
 from physics_cases import TWO_LIMBS, fastest_joint_rate, random_initial_state
 from random_trees import random_limbs
 from treedyn_core import cli
-from treedyn_core.reference_integrator import dop853_advance, dop853_samples
+from treedyn_core.integrators.reference import dop853_advance, dop853_samples
 from treedyn_core.simulation import Simulation
-from treedyn_core.wind import TIME
+from treedyn_core.dynamics.wind import TIME
 
 NO_AIR = {"speed": 0.0, "drag_coefficient": 0.0, "leaf_drag_coefficient": 0.0}
 DURATION = 1.0      # s

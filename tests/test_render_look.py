@@ -10,8 +10,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from treedyn_core.limb_mesh import TWIG_TAPER, foliage_form
-from treedyn_core.preset import load_preset
+from treedyn_core.io.limb_mesh import TWIG_TAPER, foliage_form
+from treedyn_core.model.preset import load_preset
 from treedyn_core.simulation import Simulation
 
 SIZE = (900, 700)  # logical px, the canvas's share of the app's default window

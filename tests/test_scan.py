@@ -1,4 +1,4 @@
-"""Scanned trees (`tree.scan`, treedyn_core/qsm_read.py and scan.py, docs/scans.md): the
+"""Scanned trees (`tree.scan`, treedyn_core/model/qsm_read.py and scan.py, docs/scans.md): the
 formats read back, the conversion against the generator and Euler–Bernoulli, its convergence,
 foliage by species, and bad input refused in one line."""
 
@@ -15,13 +15,13 @@ import pytest
 
 import beam_reference
 import scan_tables
-from treedyn_core import species
+from treedyn_core.model import species
 from treedyn_core.errors import PresetError
-from treedyn_core.modes import modes
-from treedyn_core.preset import apply_overrides, load_preset, validate
-from treedyn_core.scan import scan_limbs
-from treedyn_core.sway import sway_frequency_hz
-from treedyn_core.tree import build_tree
+from treedyn_core.analysis.modes import modes
+from treedyn_core.model.preset import apply_overrides, load_preset, validate
+from treedyn_core.model.scan import scan_limbs
+from treedyn_core.analysis.sway import sway_frequency_hz
+from treedyn_core.dynamics.static_model import build_tree
 
 # The issue's targets: the round trip within 2 %, the tapered stem within 1 % of
 # Euler–Bernoulli.
@@ -205,7 +205,7 @@ def test_a_preset_names_its_scan_relative_to_its_folder(tmp_path, generated):
 
 
 def test_save_as_writes_the_scan_and_the_settings_not_the_limbs(tmp_path, generated):
-    from treedyn_core.recipe import save_recipe
+    from treedyn_core.model.recipe import save_recipe
 
     path = tmp_path / "t.mat"
     scan_tables.write_mat_struct(path, scan_tables.cylinder_table(generated[1]))
@@ -344,7 +344,7 @@ RELEASE_RTOL = 0.02
 
 @pytest.mark.slow
 def test_pull_and_release_of_a_scan_sways_at_its_lowest_mode(tmp_path, generated):
-    from treedyn_core.pull import pull
+    from treedyn_core.analysis.pull import pull
     from treedyn_core.simulation import Simulation
 
     path = tmp_path / "t.mat"

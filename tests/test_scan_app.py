@@ -11,8 +11,8 @@ from PyQt6.QtWidgets import QFileDialog
 import scan_tables
 from treedyn_app.main_window import MainWindow
 from treedyn_app.worker import FAILED, RUNNING
-from treedyn_core.preset import load_preset, validate
-from treedyn_core.tree import build_tree
+from treedyn_core.model.preset import load_preset, validate
+from treedyn_core.dynamics.static_model import build_tree
 
 READY_TIMEOUT_MS = 400_000  # a first window may compile the kernels (tests/test_app.py)
 

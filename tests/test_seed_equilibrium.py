@@ -16,8 +16,8 @@ from scipy.spatial.transform import Rotation
 from builders import preset_data
 from reference_step import matrices_to_quats, quats_to_matrices
 from treedyn_core.errors import TreedynError
-from treedyn_core.preset import load_preset
-from treedyn_core.seed_equilibrium import seed_mean_wind_equilibrium
+from treedyn_core.model.preset import load_preset
+from treedyn_core.dynamics.seed_equilibrium import seed_mean_wind_equilibrium
 from treedyn_core.simulation import Simulation
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -71,7 +71,7 @@ def test_seed_start_is_an_equilibrium_of_the_seed_dynamics(name):
     data = _steady(name)
     sim = Simulation.from_data(data)
     assert sim.start == "mean_wind" and sim.model == "seed" and sim.start_notice is None
-    seed = sim._seed
+    seed = sim.dynamics   # the seed model's part (`dynamics.models.SeedModelDynamics`)
     acceleration = seed.accelerations(sim)   # Euler's equation, explicit: the dynamics' own
     moment = np.einsum("nij,nj->ni", sim.inertia_base, acceleration)
     work = seed.work

@@ -21,9 +21,10 @@ from scipy.spatial.transform import Rotation
 from builders import preset_data
 from physics_cases import TWO_LIMBS, random_initial_state
 from random_trees import random_limbs
-from treedyn_core.joints import gravity_stiffness_psd
-from treedyn_core.preset import load_preset
-from treedyn_core.seed_model import SeedDynamics, seed_pose, seed_prestressed_spring_rotations
+from treedyn_core.dynamics.joints import gravity_stiffness_psd
+from treedyn_core.model.preset import load_preset
+from treedyn_core.dynamics.seed_model import (SeedDynamics, seed_pose,
+                                              seed_prestressed_spring_rotations)
 from treedyn_core.simulation import Simulation
 
 NO_AIR = {"speed": 0.0, "drag_coefficient": 0.0, "leaf_drag_coefficient": 0.0}
@@ -226,7 +227,7 @@ def test_implicit_never_gains_energy_on_a_generated_tree():
 
 
 def preset_names(data: dict) -> list[str]:
-    from treedyn_core.tree import build_tree
+    from treedyn_core.dynamics.static_model import build_tree
 
     return build_tree(data).names
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from treedyn_core import so3
+from treedyn_core.numerics import so3
 
 # A handful of floating-point operations from the inputs; near π the axis is recovered from
 # the symmetric part, whose conditioning costs a few more digits.
@@ -81,7 +81,7 @@ def test_quaternion_spring_torque_matches_the_matrix_form(angle):
     """joints.spring_torque_q (error quaternion, used by the step) against spring_torque (error
     matrix E = C_springᵀ R_rel), and its θ against scipy: the same rotation vector, torque and
     energy, with anisotropic stiffness and both signs of each quaternion."""
-    from treedyn_core.joints import spring_torque, spring_torque_q
+    from treedyn_core.dynamics.joints import spring_torque, spring_torque_q
 
     rng = np.random.default_rng(int(angle * 1e6) + 11)
     for _ in range(20):
@@ -126,7 +126,7 @@ def test_quaternion_spring_gradient_coefficient_against_its_series(angle):
     atan series (no square root); against b's own series in φ (Bernoulli numbers), to 4.5e-16
     relative (two units in the last place), from 1e-9 rad to the branch's limit
     2 atan 0.2 = 0.3948 rad."""
-    from treedyn_core.joints import error_rotation_vector_q
+    from treedyn_core.dynamics.joints import error_rotation_vector_q
 
     rng = np.random.default_rng(3)
     for _ in range(5):
@@ -143,7 +143,7 @@ def test_quaternion_spring_gradient_coefficient_against_its_series(angle):
 def test_spring_at_its_rest_orientation_exerts_exactly_nothing():
     """Both forms give exactly zero at the rest orientation (a static solve with no load would
     otherwise chase round-off), whatever the orientation."""
-    from treedyn_core.joints import spring_torque, spring_torque_q
+    from treedyn_core.dynamics.joints import spring_torque, spring_torque_q
 
     rng = np.random.default_rng(5)
     K = np.diag([3.0, 5.0, 7.0])
@@ -160,7 +160,7 @@ def test_spring_at_its_rest_orientation_exerts_exactly_nothing():
 def test_spring_error_rotation_matches_scipy(angle):
     """joints.error_rotation_vector (a series below 22.6°, atan2 above, the symmetric part near
     π) against scipy, relative to the angle where the inputs allow it."""
-    from treedyn_core.joints import error_rotation_vector
+    from treedyn_core.dynamics.joints import error_rotation_vector
 
     rng = np.random.default_rng(int(angle * 1e6) + 3)
     for _ in range(20):

@@ -13,15 +13,15 @@ import sys
 import numpy as np
 import pytest
 
-from treedyn_core import anchorage, species
+from treedyn_core.model import anchorage, species
 
 import beam_reference
 from field_data import BROADLEAF_SIZES, CONIFER_SIZES, measured_trees, sway_coefficients
 from treedyn_core.errors import PresetError
-from treedyn_core.modes import modes
-from treedyn_core.preset import apply_overrides, load_preset, validate
-from treedyn_core.sway import sway_frequency_hz
-from treedyn_core.tree import build_tree
+from treedyn_core.analysis.modes import modes
+from treedyn_core.model.preset import apply_overrides, load_preset, validate
+from treedyn_core.analysis.sway import sway_frequency_hz
+from treedyn_core.dynamics.static_model import build_tree
 
 CONIFERS = ["picea_abies", "picea_sitchensis", "pinus_sylvestris", "pseudotsuga_menziesii"]
 REQUIRED = ["norway", "sitka", "scots", "douglas", "english oak", "red oak", "sugar maple",
@@ -210,7 +210,7 @@ def test_bare_tapered_stem_matches_euler_bernoulli(q):
 def test_juvenile_core_lowers_the_stem_joints_as_a_composite_section():
     # A cylindrical stem (q = 0) with a core of radius r_j and modulus ρ·E: each interior joint
     # spans one limb length h of the section E·π/4·(R⁴ − (1 − ρ)·r_j⁴).
-    from treedyn_core.generator import stem_joint_stiffness
+    from treedyn_core.model.generator import stem_joint_stiffness
     H, R, n, E, G, r_j, ratio = 10.0, 0.2, 10, 9.0e9, 6.0e8, 0.12, 0.43
     h = H / n
     k = stem_joint_stiffness(H, R, 0.0, n, E, G, r_j, ratio)
@@ -230,7 +230,7 @@ def test_fork_gives_the_stem_above_it_the_leaders_stiffness():
     # A cylindrical stem (q = 0) of n limbs forking at F into m leaders: a joint spanning
     # [a, b] has k = E / ((F − a)/I + m·(b − F)/I) clipped to the span (pipe model: m leaders
     # of radius R/√m have I/m together).
-    from treedyn_core.generator import stem_joint_stiffness
+    from treedyn_core.model.generator import stem_joint_stiffness
     H, R, n, E, G, F, m = 10.0, 0.2, 10, 9.0e9, 6.0e8, 3.25, 3
     h, second_moment = H / n, math.pi * R ** 4 / 4.0
     k = stem_joint_stiffness(H, R, 0.0, n, E, G, fork_height=F, fork_leaders=m)

@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from treedyn_core.preset import load_preset, shipped_presets
+from treedyn_core.model.preset import load_preset, shipped_presets
 from treedyn_core.simulation import Simulation
 
 DT = 1.0 / 30.0

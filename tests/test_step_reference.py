@@ -16,9 +16,9 @@ import reference_step as rs
 from builders import preset_data
 from random_trees import random_limbs, reference_tree_from_limbs
 from reference_dynamics import rotation_exp
-from treedyn_core.integrators import GALPHA_CONTROL, GalphaControl
+from treedyn_core.integrators.steppers import GALPHA_CONTROL, GalphaControl
 from treedyn_core.simulation import Simulation
-from treedyn_core.wind import ADVECTION
+from treedyn_core.dynamics.wind import ADVECTION
 
 STEPS = 100
 # Round-off only: both sides solve the same equations, in different orders and forms, 100

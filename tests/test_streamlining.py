@@ -9,9 +9,9 @@ import math
 import numpy as np
 import pytest
 
-from treedyn_core import crown, species
-from treedyn_core.preset import validate
-from treedyn_core.tree import build_tree
+from treedyn_core.model import crown, species
+from treedyn_core.model.preset import validate
+from treedyn_core.dynamics.static_model import build_tree
 
 CONIFERS = ("picea_abies", "picea_sitchensis", "pinus_sylvestris", "pseudotsuga_menziesii")
 HEIGHTS = (15.0, 20.0, 25.0, 30.0)   # m, at a slenderness H/DBH of 70

@@ -13,10 +13,10 @@ import psutil
 import pyarrow.parquet as pq
 import pytest
 
-from treedyn_core.study import run_study, specs_to_run
-from treedyn_core.study_file import load_study
-from treedyn_core.study_results import read_results
-from treedyn_core.study_run import OUTPUTS
+from treedyn_core.studies.study import run_study, specs_to_run
+from treedyn_core.studies.study_file import load_study
+from treedyn_core.studies.results import read_results
+from treedyn_core.studies.study_run import OUTPUTS
 
 distributed = pytest.importorskip("distributed")
 
@@ -91,9 +91,9 @@ def _rows_one_by_one(study_path):
     kernels from the cache as the workers do. (A process that compiled the kernels itself can
     differ from one that loaded them in the last bit of a float.)"""
     script = ("import pickle, sys\n"
-              "from treedyn_core.study import specs_to_run\n"
-              "from treedyn_core.study_file import load_study\n"
-              "from treedyn_core.study_run import run_row\n"
+              "from treedyn_core.studies.study import specs_to_run\n"
+              "from treedyn_core.studies.study_file import load_study\n"
+              "from treedyn_core.studies.study_run import run_row\n"
               "study = load_study(sys.argv[1])\n"
               "rows = [run_row(spec) for spec in specs_to_run(study, set(), None)]\n"
               "sys.stdout.buffer.write(pickle.dumps(rows))\n")

@@ -5,7 +5,7 @@ import pytest
 
 from treedyn_core.cli import main
 from treedyn_core.errors import TreedynError
-from treedyn_core.study_file import load_study, run_key
+from treedyn_core.studies.study_file import load_study, run_key
 
 GOOD = """\
 study: tiny

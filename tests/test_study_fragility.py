@@ -5,10 +5,10 @@ import math
 import numpy as np
 import pytest
 
-from treedyn_core.fragility import (breaking_moment, empirical_fraction, fit_fragility,
-                                    stem_diameter_at, turning_moment_coefficient)
-from treedyn_core.preset import load_preset
-from treedyn_core.tree import build_tree
+from treedyn_core.analysis.fragility import (breaking_moment, empirical_fraction, fit_fragility,
+                                             stem_diameter_at, turning_moment_coefficient)
+from treedyn_core.model.preset import load_preset
+from treedyn_core.dynamics.static_model import build_tree
 
 
 def test_breaking_moment_is_the_elastic_strength_of_a_round_section():

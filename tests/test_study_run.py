@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from scipy import signal
 
-from treedyn_core.preset import apply_overrides, load_preset
-from treedyn_core.run import simulate
+from treedyn_core.model.preset import apply_overrides, load_preset
+from treedyn_core.io.run import simulate
 from treedyn_core.simulation import Simulation
-from treedyn_core.study_run import OUTPUTS, RunSpec, run_row, sway_frequency
+from treedyn_core.studies.study_run import OUTPUTS, RunSpec, run_row, sway_frequency
 
 
 def _spec(params, duration=0.5, fixed=None, dt=None, preset="sapling"):

@@ -1,4 +1,4 @@
-"""The sway frequency's definition (`treedyn_core/sway.py`): found for every species tree that
+"""The sway frequency's definition (`treedyn_core/analysis/sway.py`): found for every species tree that
 stands, over a coarse grid of the allometry's sizes, and read where a stem-mounted sensor reads
 it (a single limb swaying alone is not the tree's sway)."""
 
@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from treedyn_core import species
+from treedyn_core.model import species
 from treedyn_core.errors import TreedynError
-from treedyn_core.modes import modes
-from treedyn_core.preset import validate
+from treedyn_core.analysis.modes import modes
+from treedyn_core.model.preset import validate
 
 # (H m, H/DBH, stand): the allometry's ends and middle (H 6–30 m, H/DBH 25–130), kept coarse
 # for time; the tallest at the slenderness the measured 23–30 m open-grown oaks have.

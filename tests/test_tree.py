@@ -7,7 +7,8 @@ from scipy.spatial.transform import Rotation
 
 from builders import preset_data
 from random_trees import random_limbs
-from treedyn_core.tree import breadth_first, build_tree, depth_first, limb_frames
+from treedyn_core.dynamics.static_model import build_tree
+from treedyn_core.model.tree import breadth_first, depth_first, limb_frames
 
 # Derived quantities are a handful of floating-point operations from the inputs.
 RTOL = 1e-12

@@ -13,10 +13,10 @@ from scipy.signal import correlate, find_peaks, periodogram
 
 from reference_step import Wind
 from treedyn_core.errors import TreedynError
-from treedyn_core.fastmath import INV_TWO_PI, SIN_TURNS_COEFFICIENTS, cos_turns
-from treedyn_core.schema import WIND
-from treedyn_core.wind import (ADVECTION, WindField, draw_modes, spectrum_u,
-                               spectrum_vw, wavenumber_range)
+from treedyn_core.numerics.fastmath import INV_TWO_PI, SIN_TURNS_COEFFICIENTS, cos_turns
+from treedyn_core.model.schema import WIND
+from treedyn_core.dynamics.wind import (ADVECTION, WindField, draw_modes, spectrum_u, spectrum_vw,
+                                        wavenumber_range)
 
 # A 600 s record sampled at 20 Hz: the Nyquist frequency (10 Hz) lies above the
 # highest mode at the default L = 20 m and U = 6 m/s (9.6 Hz), so nothing aliases.

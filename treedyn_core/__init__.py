@@ -4,14 +4,15 @@ The public API is the names in `__all__` (docs/api.md), stable under semantic ve
 a change to them is deliberate and documented. They are loaded on first use (PEP 562), so
 ``import treedyn_core`` stays light: no numba, Qt, vispy, Dask, matplotlib or xarray.
 
-Never imports Qt or vispy (a test checks it).
+Arranged by concern (docs/design.md §9), each layer importing only the layers below it
+(an import contract in pyproject.toml checks it): `numerics`, `model`, `dynamics`,
+`integrators`, then `simulation` and `warm_up`, then `analysis`, `io`, `studies`, `bench`,
+and over them all `api` and `cli`. Never imports Qt, vispy or the app.
 """
 
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 
 __version__ = "0.1.0"
 
@@ -21,31 +22,13 @@ _PUBLIC = {
     "run_arrays": "api", "read_run": "api", "modes": "api", "pull": "api",
     "load_study": "api", "study": "api", "read_study": "api", "study_fragility": "api",
     "study_figures": "api",
-    "Preset": "preset", "Simulation": "simulation", "ModeResult": "modes",
-    "PullResult": "pull", "Study": "study_file", "Outcome": "study", "Fragility": "fragility",
+    "Preset": "model.preset", "Simulation": "simulation", "ModeResult": "analysis.modes",
+    "PullResult": "analysis.pull", "Study": "studies.study_file", "Outcome": "studies.study",
+    "Fragility": "analysis.fragility",
     "TreedynError": "errors", "PresetError": "errors", "SimulationDiverged": "errors",
 }
 
 __all__ = ["__version__", *_PUBLIC]
-
-
-# API functions named like the core modules that implement them (`treedyn_core.run` the
-# function, `treedyn_core.run` the module in sys.modules): importing the module does not
-# replace the function. The modules stay importable by their full names
-# (``from treedyn_core.run import simulate``, ``importlib.import_module("treedyn_core.run")``).
-_NAMED_LIKE_A_MODULE = frozenset({"run", "modes", "pull", "study"})
-
-
-class _Package(types.ModuleType):
-    """The package's module type: keeps the API's functions over same-named submodules."""
-
-    def __setattr__(self, name: str, value) -> None:
-        if name in _NAMED_LIKE_A_MODULE and isinstance(value, types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str):

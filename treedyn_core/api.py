@@ -14,18 +14,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 
 from .errors import TreedynError
-from .preset import Preset, apply_overrides, load_preset as _load_preset_file, validate
-from .study_file import Study, assignment, load_study as _load_study_file
+from .model.preset import Preset, apply_overrides, load_preset as _load_preset_file, validate
+from .studies.study_file import Study, assignment, load_study as _load_study_file
 
 if TYPE_CHECKING:   # heavy imports only when a function needs them
     import pyarrow
     import xarray
 
-    from .fragility import Fragility
-    from .modes import ModeResult
-    from .pull import PullResult
+    from .analysis.fragility import Fragility
+    from .analysis.modes import ModeResult
+    from .analysis.pull import PullResult
     from .simulation import Simulation
-    from .study import Outcome
+    from .studies.study import Outcome
 
 PresetSource = Union[str, os.PathLike, Mapping, Preset]
 Overrides = Union[Mapping[str, Any], Sequence[str], None]
@@ -156,8 +156,8 @@ def run(preset: PresetSource, duration: float, *, dt: float | None = None,
     SimulationDiverged
         The state left the physical bounds (docs/hardening.md).
     """
-    from .netcdf import run_dataset
-    from .run import simulate
+    from .io.netcdf import run_dataset
+    from .io.run import simulate
 
     preset = _as_preset(preset)
     if dt is not None:   # as --dt: the preset's simulation.dt, checked by the schema
@@ -181,7 +181,7 @@ def run_arrays(dataset: xarray.Dataset) -> dict:
         ``t`` (T,) s, ``names`` (N,), ``base``/``tip`` (T, N, 3) m, ``C_IF`` (T, N, 3, 3),
         ``omega`` (T, N, 3) rad/s, energies (T,) J, ...
     """
-    from .netcdf import dataset_arrays
+    from .io.netcdf import dataset_arrays
 
     return dataset_arrays(dataset)
 
@@ -199,7 +199,7 @@ def read_run(path: str | os.PathLike) -> xarray.Dataset:
     xarray.Dataset
         As `run` returns.
     """
-    from .netcdf import read_netcdf, run_dataset
+    from .io.netcdf import read_netcdf, run_dataset
 
     path = Path(path)
     if path.suffix == ".nc":
@@ -231,7 +231,7 @@ def modes(preset: PresetSource | Simulation, count: int = 10) -> ModeResult:
         ``shapes`` (count, N, 3) rad and ``tip_displacements`` (count, N, 3) m per unit modal
         amplitude, ``descriptions``.
     """
-    from .modes import modes as tree_modes
+    from .analysis.modes import modes as tree_modes
     from .simulation import Simulation
 
     return tree_modes(preset if isinstance(preset, Simulation) else _as_preset(preset), count)
@@ -264,7 +264,7 @@ def pull(preset: PresetSource | Simulation, height: float, force: float | None =
         ``max_stem_stress_Pa`` Pa, ``force_N`` N; with `release`, ``frequency_hz`` Hz,
         ``damping_ratio`` and the ``release`` record.
     """
-    from .pull import pull as pulling_test
+    from .analysis.pull import pull as pulling_test
     from .simulation import Simulation
 
     if force is not None and inclination_deg is not None:
@@ -309,7 +309,7 @@ def study(source: str | os.PathLike | Study, out: str | os.PathLike | None = Non
     Outcome
         ``total``, ``skipped``, ``written`` runs, ``by_status``, ``wall_s`` s.
     """
-    from .study import run_study
+    from .studies.study import run_study
 
     plan = source if isinstance(source, Study) else load_study(source)
     folder = Path(out) if out is not None else Path(plan.name)
@@ -330,7 +330,7 @@ def read_study(out: str | os.PathLike) -> pyarrow.Table:
         Columns ``run``, the axes, ``peak_base_moment_Nm`` N·m, ``peak_crown_displacement_m``
         m, ``sway_frequency_hz`` Hz, ``breaking_moment_Nm`` N·m, ``status``, ... (docs/studies.md).
     """
-    from .study_results import read_results
+    from .studies.results import read_results
 
     return read_results(out)
 
@@ -352,7 +352,7 @@ def study_fragility(plan: Study, out: str | os.PathLike) -> list[tuple[str, Frag
         lognormal fit (``critical_speed`` U50 m/s, ``beta``, ``probability(speed)``) and the
         breaking moment M_break, N·m.
     """
-    from .study_report import critical_speeds
+    from .studies.report import critical_speeds
 
     if "wind.speed" not in plan.axes:
         raise TreedynError(f"{plan.name}: a fragility needs wind.speed among the axes")
@@ -374,7 +374,7 @@ def study_figures(plan: Study, out: str | os.PathLike) -> list[str]:
     list of str
         The lines ``--plot`` prints: the critical wind speed (m/s) per tree, the files.
     """
-    from .study_report import plot_study
+    from .studies.report import plot_study
 
     if "wind.speed" not in plan.axes:
         raise TreedynError(f"{plan.name}: the figures need wind.speed among the axes")

@@ -33,7 +33,8 @@ import numpy as np
 
 from . import __version__
 from .errors import SimulationDiverged, TreedynError
-from .schema import GENERATOR, MAX_ANGLE_DEG, MAX_WORKERS
+from .integrators.registry import INTEGRATORS, STEPPERS
+from .model.schema import GENERATOR, MAX_ANGLE_DEG, MAX_WORKERS
 
 EXIT_BAD_INPUT = 2
 EXIT_DIVERGED = 3
@@ -192,7 +193,9 @@ def _parsers() -> dict[str, argparse.ArgumentParser]:
                      help="simulated time, s")
     run.add_argument("--dt", type=_positive_float, metavar="H",
                      help="time step, s (default: the preset's simulation.dt)")
-    run.add_argument("--integrator", choices=("implicit", "galpha", "rk4", "dop853"))
+    run.add_argument("--integrator", choices=INTEGRATORS,
+                     help="the time stepper (default: the preset's): " + "; ".join(
+                         f"{stepper.name}, {stepper.summary}" for stepper in STEPPERS.values()))
     run.add_argument("--model", choices=("articulated", "seed"))
     run.add_argument("--rtol", type=_tolerance, metavar="R",
                      help="dop853 relative tolerance (default 1e-10)")
@@ -297,11 +300,11 @@ def _load(source: str, overrides: list[str] | None = None):
 
 def _cmd_run(args) -> int:
     from .output_file import write_together
-    from .run import npz_writer, simulate
+    from .io.run import npz_writer, simulate
     from .simulation import Simulation
 
     from . import warm_up
-    from .preset import apply_overrides
+    from .model.preset import apply_overrides
     from .output_file import check_writable
 
     preset = _load(args.preset, args.overrides)
@@ -330,14 +333,14 @@ def _cmd_run(args) -> int:
     files, wrote = [], []
     if out is not None:
         if out.suffix == ".nc":
-            from .netcdf import netcdf_writer
+            from .io.netcdf import netcdf_writer
 
             files.append((out, netcdf_writer(result.arrays, {"preset": preset.name})))
         else:
             files.append((out, npz_writer(result.arrays)))
         wrote.append(str(out))
     if gltf is not None:
-        from .gltf_export import Motion, build_glb
+        from .io.gltf_export import Motion, build_glb
 
         glb = build_glb(Motion.from_arrays(result.arrays))
         files.append((gltf, lambda name: Path(name).write_bytes(glb)))
@@ -350,7 +353,7 @@ def _cmd_run(args) -> int:
 def _cmd_export(args) -> int:
     import time
 
-    from .gltf_export import load_motion, raw_size, write_glb
+    from .io.gltf_export import load_motion, raw_size, write_glb
     from .resources import check_memory
     from .output_file import check_output
 
@@ -369,14 +372,10 @@ def _cmd_export(args) -> int:
 
 
 def _cmd_render(args) -> int:
-    from treedyn_app.main import display_problem  # no Qt imported yet
-    from treedyn_app.render_video import check_size
-
-    from .frame_clock import frame_count
-
+    from .io.frame_clock import frame_count
     from .output_file import check_output
 
-    check_size(*args.size)
+    _app_commands().check_film_size(*args.size)
     frames = args.duration * args.fps   # counted as a float: 1e300 s is no integer to make
     if frames >= MAX_FILM_FRAMES or frame_count(args.duration, args.fps) > MAX_FILM_FRAMES:
         raise TreedynError(f"render: {args.duration:g} s at {args.fps:g} frames per second is "
@@ -384,19 +383,13 @@ def _cmd_render(args) -> int:
                            f"frames per second): shorten --duration or lower --fps")
     out = check_output(args.out, (".mp4",), "--out")
     preset = _load(args.preset, args.overrides)
-    if display_problem():
-        from treedyn_app.render_video import use_headless_egl
-
-        use_headless_egl()
-    from treedyn_app.render_video import render_command
-
-    print(render_command(preset, args.duration, out, args.size, args.fps))
+    print(_app_commands().render_film(preset, args.duration, out, args.size, args.fps))
     return 0
 
 
 def _cmd_expand(args) -> int:
-    from .expand import expand_preset
-    from .preset import save_preset
+    from .dynamics.expand import expand_preset
+    from .model.preset import save_preset
 
     preset = _load(args.preset, args.overrides)
     out = Path(args.out)
@@ -409,7 +402,7 @@ def _cmd_expand(args) -> int:
 
 
 def _cmd_modes(args) -> int:
-    from .modes import modes_command_output
+    from .analysis.modes import modes_command_output
 
     _say(modes_command_output(_load(args.preset, args.overrides), args.count, args.json),
          deliverable=True)
@@ -419,7 +412,7 @@ def _cmd_modes(args) -> int:
 def _cmd_pull(args) -> int:
     import json
 
-    from .pull import format_json, format_text, pull
+    from .analysis.pull import format_json, format_text, pull
     from .simulation import Simulation
 
     result = pull(Simulation(_load(args.preset, args.overrides)), args.height, args.force,
@@ -431,35 +424,33 @@ def _cmd_pull(args) -> int:
 
 def _cmd_bench(args) -> int:
     if args.which == "performance":
-        from .bench_performance import SIZES, run
+        from .bench.performance import SIZES, run
 
         run(args.sizes or SIZES, as_json=args.json, repeat=args.repeat)
         return 0
     if args.repeat != 1:
         raise TreedynError(f"bench {args.which}: --repeat applies to bench performance only")
     if args.which == "accuracy":
-        from .bench_accuracy import main as accuracy
+        from .bench.accuracy import main as accuracy
 
         print(accuracy(as_json=args.json))
     elif args.which == "study":
-        from .bench_study import main as study_bench
+        from .bench.study import main as study_bench
 
         print(study_bench(as_json=args.json))
     else:
-        from treedyn_app.bench_frames import SIZES, run  # the app's own canvas, on the current display
-
-        run(args.sizes or SIZES, as_json=args.json)
+        _app_commands().bench_frames(args.sizes, args.json)  # the app's canvas, this display
     return 0
 
 
 def _cmd_study(args) -> int:
-    from .study_file import load_study
+    from .studies.study_file import load_study
 
     study = load_study(args.study)  # every problem before any folder or worker exists
     if args.plot and "wind.speed" not in study.axes:
         raise TreedynError(f"{args.study}: --plot needs wind.speed among the axes")
-    from .study import run_study
-    from .study_report import report
+    from .studies.study import run_study
+    from .studies.report import report
 
     out = Path(args.out) if args.out else Path(study.name)
     try:
@@ -473,9 +464,19 @@ def _cmd_study(args) -> int:
 
 
 def _cmd_app(args) -> int:
-    from treedyn_app.main import run as run_app
+    return _app_commands().open_window(args.preset)
 
-    return run_app(args.preset)
+
+def _app_commands():
+    """The app's commands (`treedyn_app.commands`), found through the entry point group
+    ``treedyn.app``: the core never imports the app (docs/design.md §9)."""
+    from importlib.metadata import entry_points
+
+    found = entry_points(group="treedyn.app", name="commands")
+    if not found:
+        raise TreedynError("the app (treedyn_app) is not installed: reinstall treedyn "
+                           "(pip install .)")
+    return next(iter(found)).load()
 
 
 # A word of a message longer than this (a name, a path, a value echoed) is shown clipped.

@@ -1,6 +1,7 @@
 """Output files written whole or not at all: checked before the work, written to a
 temporary file in the same folder, synced, renamed into place (a rename within a folder is
-atomic). Every file treedyn writes goes through `write_atomically`.
+atomic). Every file treedyn writes goes through `write_atomically` (or `write_together`,
+`put_in_place`): outputs, presets, the kernel cache's stamps, the app's films.
 
 A temporary file is named ``.NAME.PID-TOKEN.tmpSUFFIX`` (`temporary_name`): a process killed
 mid-write (SIGKILL, a power cut) leaves it behind, and the next write in the same folder
@@ -14,6 +15,7 @@ import errno
 import os
 import re
 import secrets
+import stat
 from pathlib import Path
 from typing import Callable
 
@@ -136,42 +138,65 @@ def _running(pid: int) -> bool:
 
 
 def temporary_beside(path: Path) -> str:
-    """A new empty file in `path`'s folder (`temporary_name`) with the permissions a newly
-    created `path` would get."""
+    """A new empty file in `path`'s folder (`temporary_name`) with the permissions of the file
+    it will replace, else those a newly created `path` would get."""
     folder = path.parent if str(path.parent) else Path(".")
     remove_stale_temporaries(folder)
     temporary = str(folder / temporary_name(path))
     os.close(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-    os.chmod(temporary, FILE_MODE)
+    os.chmod(temporary, _mode_for(path))
     return temporary
 
 
-def write_atomically(path: str | os.PathLike, write: Callable[[str], None]) -> None:
+def _mode_for(path: Path) -> int:
+    try:
+        return stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        return FILE_MODE
+
+
+def put_in_place(temporary: str, path: str | os.PathLike) -> None:
+    """Sync a finished temporary file (`temporary_beside`) and rename it to `path`: for a
+    writer that fills its temporary file over time (the app's film export); on failure the
+    temporary file is removed and an OSError becomes a TreedynError naming `path`."""
+    write_together([(path, None)], [temporary])
+
+
+def write_atomically(path: str | os.PathLike, write: Callable[[str], None],
+                     what: str = "write") -> None:
     """Call write(temporary_name) for a temporary file beside `path` (`temporary_beside`),
     sync it, then rename it to `path`; on any failure, or an interruption, remove it and
-    leave `path` as it was. An OSError becomes a TreedynError (one line naming `path`)."""
-    write_together([(path, write)])
+    leave `path` as it was. An OSError becomes a TreedynError of one line: "cannot `what`
+    `path`: why"."""
+    write_together([(path, write)], what=what)
 
 
-def write_together(files: list[tuple[str | os.PathLike, Callable[[str], None]]]) -> None:
+def write_together(files: list[tuple[str | os.PathLike, Callable[[str], None] | None]],
+                   written: list[str] | None = None, what: str = "write") -> None:
     """`write_atomically` for several files at once: every file is written and synced to
     its temporary file first, and only then are all renamed, so that a failure leaves none
-    of them (and every earlier file at their paths) as it was."""
+    of them (and every earlier file at their paths) as it was. `written`: temporary files
+    already filled for the files whose writer is None (`put_in_place`)."""
     temporaries: list[str] = []
+    given = list(written or [])
     path = None
     try:
         for path, write in files:
             path = Path(path)
-            temporaries.append(temporary_beside(path))
-            write(temporaries[-1])
+            if write is None:
+                temporaries.append(given.pop(0))
+            else:
+                temporaries.append(temporary_beside(path))
+                write(temporaries[-1])
             _sync(temporaries[-1])
         for (path, _), temporary in zip(files, temporaries):
             os.replace(temporary, path)
     except BaseException as error:
-        for temporary in temporaries:
+        for temporary in temporaries + given:
             Path(temporary).unlink(missing_ok=True)
         if isinstance(error, OSError):
-            raise TreedynError(f"cannot write {path}: {error.strerror or error}") from None
+            raise TreedynError(" ".join(   # one line, whatever the path holds
+                f"cannot {what} {path}: {error.strerror or error}".splitlines())) from None
         raise
 
 

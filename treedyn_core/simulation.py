@@ -17,30 +17,28 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import so3
-from .aero import Air, drag_loads, midpoints
-from .articulated import (ArticulatedModel, Workspace, forward_kinematics, limb_tips,
-                          mechanical_energy)
-from .compile_notice import announce_if_slow
-from .divergence import CHECK_INTERVAL, DivergenceGuard, TreeReach
-from .dynamics import ArticulatedSystem, Pull, supports_newton_about
-from .equilibrium import mean_wind_equilibrium, start_of
-from .easing import UPDATE_INTERVAL, SliderEases
+from .dynamics.aero import Air, drag_loads, midpoints
+from .dynamics.articulated import ArticulatedModel, Workspace, forward_kinematics, limb_tips
+from .dynamics.divergence import CHECK_INTERVAL, DivergenceGuard, TreeReach
+from .dynamics.easing import UPDATE_INTERVAL, SliderEases
+from .dynamics.equilibrium import start_of
+from .dynamics.joints import joint_torques
+from .dynamics.models import ArticulatedDynamics, ModelDynamics, SeedModelDynamics
+from .dynamics.seed_model import SeedSystem
+from .dynamics.stability import RK4_STABILITY, SAFETY, fastest_rate
+from .dynamics.static_model import Model
+from .dynamics.systems import ArticulatedSystem, Pull, supports_newton_about
+from .dynamics.wind import DIRECTION, INTENSITY, SPEED, TARGET, WindField
 from .errors import SimulationDiverged, TreedynError
-from .integrators import (GALPHA_CONTROL, GalphaState, RK4Stages, galpha_coefficients, galpha_steps,
-                          rk4_steps, theta_steps)
-from .joints import joint_torques
-from .prestress import prestressed_spring_rotations
-from .reference_integrator import DEFAULT_ATOL, DEFAULT_RTOL, dop853_steps
-from .seed_equilibrium import seed_mean_wind_equilibrium
-from .seed_model import SeedDynamics, SeedSystem, seed_prestressed_spring_rotations
-from .stability import RK4_STABILITY, SAFETY, fastest_rate
-from .model import Model
-from .canopy import stand_frontal_area_index
-from .schema import MAX_PROFILE_SPEED
-from .wind import DIRECTION, INTENSITY, SPEED, TARGET, WindField
+from .integrators.reference import DEFAULT_ATOL, DEFAULT_RTOL, dop853_steps
+from .integrators.registry import INTEGRATORS, STEPPERS
+from .integrators.steppers import (GALPHA_CONTROL, GalphaState, RK4Stages, galpha_coefficients,
+                                   galpha_steps, rk4_steps, theta_steps)
+from .model.canopy import stand_frontal_area_index
+from .model.schema import MAX_PROFILE_SPEED
+from .numerics import so3
+from .numerics.compile_notice import announce_if_slow
 
-INTEGRATORS = ("implicit", "galpha", "rk4", "dop853")
 MODELS = ("articulated", "seed")
 
 
@@ -137,7 +135,9 @@ class Simulation:
         self._warm: set[str] = set()
         self.eases = SliderEases(tree)   # slider changes in progress (`easing`)
         self._entries: dict = {}   # compiled stepper → its entry point for our records (`_call`)
-        self._seed = SeedDynamics(tree, self.inertia_base) if self.model == "seed" else None
+        # the model's part (`dynamics.models`): its steppers' state, balance and outputs
+        self.dynamics: ModelDynamics = (SeedModelDynamics(tree, self.inertia_base)
+                                        if self.model == "seed" else ArticulatedDynamics())
         self._guard: DivergenceGuard | None = None   # the bounds of the loads in force
         self._checked_at = 0.0   # s, simulated time of the last check of the bounds
         # Whether the steps compute aerodynamic loads: the model's drag (no drag is "wind off"
@@ -182,7 +182,7 @@ class Simulation:
         settings in force, and — when the stiffness scale moved since the prestress was
         computed — the spring rest rotations in force baked in as explicit limbs with
         ``prestress: false`` (docs/design.md §6: a saved preset loads to the same simulation)."""
-        from .expand import expanded_data
+        from .dynamics.expand import expanded_data
 
         data = copy.deepcopy(self.data)
         data["tuning"].update(stiffness_scale=self.stiffness_scale,
@@ -288,9 +288,8 @@ class Simulation:
         """The springs' rest rotations: the model's own prestress for `stiffness_scale` (each
         model's rest pose its balance under gravity), or the preset's."""
         if self.prestressed:
-            solve = (seed_prestressed_spring_rotations if self._seed is not None
-                     else prestressed_spring_rotations)
-            self.spring_C_rel = solve(self.tree, self.gravity, stiffness_scale)
+            self.spring_C_rel = self.dynamics.prestressed_spring_rotations(
+                self.tree, self.gravity, stiffness_scale)
             self.prestress_stiffness_scale = stiffness_scale
         else:
             self.spring_C_rel = self.tree.spring_C_rel.copy()
@@ -300,9 +299,7 @@ class Simulation:
         force under gravity and the mean wind in force (turbulence off), with the springs and
         stiffness scale in force — the articulated model's (`equilibrium`) or the seed
         model's (`seed_equilibrium`). Raises TreedynError if none is found."""
-        if self._seed is None:
-            return mean_wind_equilibrium(self).R_rel.copy()
-        return seed_mean_wind_equilibrium(self, self._seed).R_rel
+        return self.dynamics.balance(self)
 
     def _start_balance(self, rest: np.ndarray) -> np.ndarray:
         """`balance`, or — when none is found and the start was not asked for by name —
@@ -379,30 +376,15 @@ class Simulation:
     def _step(self, n: int) -> None:
         # The compiled loops stop before a non-finite update (the state stays the last finite
         # one); the seed model's and dop853's steppers are given a copy to fall back on.
-        compiled = self._seed is None and self.integrator in ("implicit", "galpha", "rk4")
-        before = None if compiled else (self.q.copy(), self.v.copy())
-        if self.integrator == "dop853":
+        stepper = STEPPERS[self.integrator]
+        in_place = self.dynamics.steps_in_place and stepper.compiled
+        before = None if in_place else (self.q.copy(), self.v.copy())
+        if not stepper.compiled:
             done, bad = dop853_steps(self, n)
         else:
-            seed = self._seed
-            if seed is None:
-                system, q, v = self.system(), self.q, self.v
-            else:
-                seed.load(self)   # the seed model steps absolute attitudes and rates
-                system, q, v = seed.system(self), seed.qa, seed.omega
-            if self.integrator == "implicit":
-                done, bad = self._call(theta_steps, system, n, float(self.dt),
-                                       float(self.theta_method), q, v)
-            elif self.integrator == "galpha":
-                done, bad = self._call(galpha_steps, system, n, float(self.dt),
-                                       galpha_coefficients(self.rho_inf),
-                                       self.galpha_control, q, v,
-                                       self._galpha_state)
-            else:
-                done, bad = self._call(rk4_steps, system, n, float(self.dt), q, v,
-                                       self._rk4_stages)
-            if seed is not None:
-                seed.store(self)
+            system, q, v = self.dynamics.stepped_state(self)
+            done, bad = self._COMPILED_STEPS[self.integrator](self, system, n, q, v)
+            self.dynamics.store(self)
         self.time += done * self.dt
         if bad >= 0:
             if done == 0 and before is not None:
@@ -413,6 +395,21 @@ class Simulation:
                 f"'{self.tree.names[bad]}' got a non-finite angular rate (dt = {self.dt:g} s, "
                 f"integrator {self.integrator}); reset, or lower dt / stiffness")
         self._stale = True  # outputs recompute the kinematics of the new state when read
+
+    def _theta(self, system, n: int, q: np.ndarray, v: np.ndarray) -> tuple[int, int]:
+        return self._call(theta_steps, system, n, float(self.dt), float(self.theta_method), q, v)
+
+    def _galpha(self, system, n: int, q: np.ndarray, v: np.ndarray) -> tuple[int, int]:
+        return self._call(galpha_steps, system, n, float(self.dt),
+                          galpha_coefficients(self.rho_inf), self.galpha_control, q, v,
+                          self._galpha_state)
+
+    def _rk4(self, system, n: int, q: np.ndarray, v: np.ndarray) -> tuple[int, int]:
+        return self._call(rk4_steps, system, n, float(self.dt), q, v, self._rk4_stages)
+
+    # The compiled steppers of `integrators.registry` by name: (steps completed, first limb
+    # with a non-finite rate or −1).
+    _COMPILED_STEPS = {"implicit": _theta, "galpha": _galpha, "rk4": _rk4}
 
     @property
     def workspace(self) -> Workspace:
@@ -635,7 +632,7 @@ class Simulation:
         `target` (3,) m, inertial, with a spring `stiffness` N/m and a damper `damping` N s/m
         on its velocity, held until changed; limb −1 lets go. The articulated model makes it
         implicit in the θ-method (`dynamics.Pull`); the seed model does not take it."""
-        if self._seed is not None and limb >= 0:
+        if not self.dynamics.takes_pull and limb >= 0:
             raise TreedynError("the seed model takes external loads only (set_external_loads)")
         self.pull = Pull(int(limb), np.array(offset, dtype=np.float64),
                          np.array(target, dtype=np.float64), float(stiffness), float(damping))
@@ -676,14 +673,7 @@ class Simulation:
     def energies(self) -> tuple[float, float, float]:
         """(kinetic, gravity potential, spring potential), J (seed model: the energies it
         conserves, `seed_model`)."""
-        if self._seed is not None:
-            return self._seed.energies(self)
-        t, w = self.tree, self._work
-        kinetic, gravity = mechanical_energy(t.mass, t.com_offset, t.inertia_com, w.C_IF, w.base,
-                                             w.omega, w.base_vel, self.gravity)
-        spring = joint_torques(self.q, self.v, self.spring_q, t.stiffness, t.damping,
-                               self.stiffness_scale, self.damping_in_force, 0.0, w.theta, w.tau)
-        return kinetic, gravity, spring
+        return self.dynamics.energies(self)
 
     def aerodynamic_forces(self) -> np.ndarray:
         """(N, 3) N: drag on each limb (at its midpoint) in the current state, inertial axes."""
@@ -702,14 +692,7 @@ class Simulation:
     def root_moment(self) -> np.ndarray:
         """(3,) N m, inertial axes: the moment the root joint (spring + damper) exerts on the
         tree, the bending moment at the base of the trunk."""
-        if self._seed is not None:
-            return self._seed.root_moment(self)
-        t, w = self.tree, self._work
-        root = slice(0, 1)  # the root is limb 0 (breadth-first): its joint alone, O(1)
-        joint_torques(self.q[root], self.v[root], self.spring_q[root], t.stiffness[root],
-                      t.damping[root], self.stiffness_scale, self.damping_in_force, 0.0,
-                      w.theta[root], w.tau[root])
-        return w.C_IF[0] @ w.tau[0]
+        return self.dynamics.root_moment(self)
 
     def crown_top(self) -> int:
         """Index of the limb whose tip is highest at rest: the top of the crown."""

@@ -30,7 +30,9 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from . import kernel
+from .errors import TreedynError
+from .numerics import kernel
+from .output_file import write_text_atomically
 
 DONE = "compiled"  # the child's progress line: "compiled <module.function>"
 POLL = 0.05  # s between looks at the child (and at the stop flag)
@@ -70,9 +72,12 @@ def expected_count(model: str, integrator: str) -> int | None:
 
 
 def _write(path: Path, text: str) -> None:
-    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(text)
-    os.replace(temporary, path)
+    """`text` into the cache's file `path`, atomically; a failure (a full disk, a read-only
+    cache) only costs a warm-up the next time."""
+    try:
+        write_text_atomically(path, text)
+    except TreedynError:
+        pass
 
 
 # Children started ahead by `start`, waiting for `compile_kernels` to adopt them.
@@ -236,7 +241,7 @@ def _warm(model: str, integrator: str, part: str) -> None:
     ("leaves", `_step_leaves`); each compiled kernel announced on stdout."""
     from numba.core import event
 
-    from .preset import load_preset
+    from .model.preset import load_preset
     from .simulation import Simulation
 
     class Announce(event.Listener):
@@ -276,10 +281,10 @@ def _step_leaves(sim) -> list[Callable[[], object]]:
     types), in the reverse of the order the step's compile reaches them: a process compiling
     the step from the top meets these from the other end, each loaded from the cache once
     this one has written it. The seed model's step has none of its own."""
-    from .aero import drag_loads, midpoints
-    from .articulated import (ImplicitTerms, articulated_accelerations, implicit_joint_blocks,
-                              limb_inertias, subtree_sums)
-    from .wind import wind_at
+    from .dynamics.aero import drag_loads, midpoints
+    from .dynamics.articulated import (ImplicitTerms, articulated_accelerations,
+                                       implicit_joint_blocks, limb_inertias, subtree_sums)
+    from .dynamics.wind import wind_at
 
     if sim.model != "articulated":
         return []

@@ -1,0 +1,1 @@
+"""Wind studies: the study file, running many simulations on Dask, the results table and its report."""
