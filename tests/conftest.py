@@ -6,14 +6,56 @@ each other's entries, and the next command finds its step cold and compiles it a
 property test of 150 short runs took 183 s instead of 2 s)."""
 
 import os
+import shutil
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
 _worker = os.environ.get("PYTEST_XDIST_WORKER")
+_base = Path(os.environ.get("TREEDYN_CACHE_DIR") or (
+    Path(tempfile.gettempdir()) / f"treedyn-test-kernels-{getattr(os, 'getuid', int)()}"))
 if _worker:
-    _base = os.environ.get("TREEDYN_CACHE_DIR") or str(
-        Path(tempfile.gettempdir()) / f"treedyn-test-kernels-{getattr(os, 'getuid', int)()}")
-    os.environ["TREEDYN_CACHE_DIR"] = str(Path(_base) / _worker)
+    os.environ["TREEDYN_CACHE_DIR"] = str(_base / _worker)
+
+# What the controller compiles once for every worker (`pytest_configure`): the app's four
+# (model, integrator) pairs, two children each at once (`warm_up.compile_kernels`), and the
+# modes' kernels.
+_WARM_EVERY_PAIR = """
+from treedyn_core import warm_up
+for pair in (("articulated", "implicit"), ("articulated", "galpha"), ("articulated", "rk4"),
+             ("seed", "implicit")):
+    warm_up.compile_kernels(*pair)
+from treedyn_app.mode_shapes import modes_kernels_warm, warm_modes_kernels
+if not modes_kernels_warm():
+    warm_modes_kernels()
+"""
+_STAMP = "*/kernels.sources.sha256"   # the sources' digest in the cache (numerics/kernel.py)
+
+
+def pytest_configure(config):
+    """Before the workers start, compile the kernels once, on both cores, into a folder of the
+    controller's, and give each worker a copy: otherwise each worker compiles them all on its
+    own core (about a minute and a half of the suite's wall time on a cold cache, the CI's).
+    The tests of a cold start keep caches of their own (test_first_launch, test_cold_run)."""
+    workers = getattr(config.option, "numprocesses", None)
+    if _worker or not workers:
+        return
+    seed = _base / "seed"
+    subprocess.run([sys.executable, "-c", _WARM_EVERY_PAIR], timeout=900, capture_output=True,
+                   env=dict(os.environ, TREEDYN_CACHE_DIR=str(seed)))
+    stamps = {path.read_bytes() for path in seed.glob(_STAMP)}
+    count = workers if isinstance(workers, int) else os.cpu_count() or 2
+    for name in (f"gw{k}" for k in range(count)):
+        target = _base / name
+        if {path.read_bytes() for path in target.glob(_STAMP)} - stamps:
+            shutil.rmtree(target, ignore_errors=True)   # kernels of older sources
+        for folder, _, files in os.walk(seed):
+            into = target / Path(folder).relative_to(seed)
+            into.mkdir(parents=True, exist_ok=True)
+            for file in files:
+                if not (into / file).exists():   # a worker's own index keeps what it added
+                    shutil.copy2(Path(folder) / file, into / file)
 
 # The app's settings (window geometry, recent files) of windows the tests open without a
 # settings object of their own, and of the app processes they start: a file of the session's,
