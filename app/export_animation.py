@@ -23,6 +23,7 @@ from PyQt6.QtCore import QObject, Qt, QTimer, pyqtSignal
 from PyQt6.QtWidgets import QComboBox, QDialog, QLabel, QProgressDialog, QWidget
 
 from treedyn_core.errors import TreedynError
+from treedyn_core.io.frame_clock import film_frame_count, frame_count
 from treedyn_core.output_file import put_in_place
 
 from .controls import NumberBox
@@ -32,10 +33,6 @@ from .render_video import MAX_SIZE, MIN_SIDE, VideoJob, check_size, film_frames
 GLTF, MP4 = "glb", "mp4"
 
 
-def film_frame_count(duration: float, fps: float) -> int:
-    """Frames of a film `duration` s long at `fps` frames/s: frame k shows t = k/fps and lasts
-    1/fps, so 3 s at 30/s is 90 frames (the last shows t = 2.967 s)."""
-    return max(1, int(round(duration * fps)))
 POLL_MS = 50  # how often the progress dialog reads a glTF export's progress
 DURATION_RANGE = (0.1, 600.0)  # s of simulated time an export may cover
 DURATION_DECIMALS = 3  # a typed duration is kept to the millisecond
@@ -128,8 +125,6 @@ class AnimationExport(QObject):
     def __init__(self, data: dict, path: str | os.PathLike, request: ExportRequest,
                  parent: QWidget | None = None):
         super().__init__(parent)
-        from treedyn_core.io.frame_clock import frame_count
-
         self.path = Path(path)
         self.request = request
         self.data = data

@@ -25,7 +25,7 @@ from typing import Iterator
 
 import numpy as np
 
-from treedyn_core.io.frame_clock import advance_to_frames, frame_count
+from treedyn_core.io.frame_clock import advance_to_frames, film_frame_count
 
 MAX_SIZE = (7680, 4320)  # px: 8K UHD, the largest size libx264's levels describe
 MIN_SIDE = 16  # px
@@ -187,13 +187,14 @@ def render_command(preset, duration: float, out: Path, size: tuple[int, int],
             app_instance(["treedyn"])
     sim = Simulation(preset)
     sim.warm_up()
-    job = VideoJob(frame_count(duration, fps), fps, size)
+    # d s at f frames/s: d·f frames, each shown 1/f s, as File → Export animation makes them
+    job = VideoJob(film_frame_count(duration, fps), fps, size)
     bar = Progress(job.frames)
     start = time.perf_counter()
 
     def write(name: str) -> None:
         try:
-            for done in film_frames(sim, job, name, duration):
+            for done in film_frames(sim, job, name, (job.frames - 1) / fps):
                 bar.update(done)
         except (OSError, RuntimeError) as error:   # ffmpeg's own words: its last line
             lines = [line for line in str(error).splitlines() if line.strip()]

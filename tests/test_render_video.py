@@ -39,9 +39,10 @@ def _render(tmp_path, name, *extra):
 @pytest.mark.slow
 def test_film_has_every_frame_at_its_size_and_the_tree_moves_in_wind(qtbot, tmp_path, capsys):
     windy = _render(tmp_path, "windy", "--set", "wind.speed=12")
-    assert "46 frames of 640x360 px" in capsys.readouterr().out
+    # 1.5 s at 30/s: 45 frames shown 1/30 s each (t = 0, 1/30, …, 1.467 s), as the app's export
+    assert "45 frames of 640x360 px" in capsys.readouterr().out
     frames, meta = _frames(windy)
-    assert frames.shape == (46, SIZE[1], SIZE[0], 3)  # t = 0, 1/30, …, 1.5 s
+    assert frames.shape == (45, SIZE[1], SIZE[0], 3)
     assert meta["fps"] == 30 and meta["codec"] == "h264"
     tree = np.array([_tree_pixels(f).sum() for f in frames])
     assert (tree > 500).all(), tree
@@ -94,7 +95,7 @@ def test_renders_headless_through_egl_as_under_xvfb(qtbot, tmp_path):
                  "320x240", "--set", "wind.speed=0"]) == 0
     headless, _ = _frames(egl)
     windowed, _ = _frames(xvfb)
-    assert headless.shape == windowed.shape == (16, 240, 320, 3)
+    assert headless.shape == windowed.shape == (15, 240, 320, 3)   # 0.5 s at 30/s
     assert (np.array([_tree_pixels(f).sum() for f in headless]) > 200).all()
     # Same renderer (Mesa llvmpipe), same scene: equal up to the encoder's rounding.
     assert np.abs(headless.astype(int) - windowed).mean() < 1.0

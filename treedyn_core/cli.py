@@ -372,14 +372,14 @@ def _cmd_export(args) -> int:
 
 
 def _cmd_render(args) -> int:
-    from .io.frame_clock import frame_count
+    from .io.frame_clock import film_frame_count
     from .output_file import check_output
 
     _app_commands().check_film_size(*args.size)
     frames = args.duration * args.fps   # counted as a float: 1e300 s is no integer to make
-    if frames >= MAX_FILM_FRAMES or frame_count(args.duration, args.fps) > MAX_FILM_FRAMES:
+    if frames > MAX_FILM_FRAMES or film_frame_count(args.duration, args.fps) > MAX_FILM_FRAMES:
         raise TreedynError(f"render: {args.duration:g} s at {args.fps:g} frames per second is "
-                           f"{frames + 1:.4g} frames, more than {MAX_FILM_FRAMES:,} (an hour at 30 "
+                           f"{frames:.4g} frames, more than {MAX_FILM_FRAMES:,} (an hour at 30 "
                            f"frames per second): shorten --duration or lower --fps")
     out = check_output(args.out, (".mp4",), "--out")
     preset = _load(args.preset, args.overrides)
