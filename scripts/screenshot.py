@@ -75,7 +75,8 @@ def _shoot(args, overrides) -> int:
     from PyQt6.QtCore import QSettings
     from vispy.io import write_png
 
-    from treedyn_app.main_window import MainWindow, app_instance
+    from treedyn_app.application import app_instance
+    from treedyn_app.main_window import MainWindow
     from treedyn_app.tree_visual import LINES, TUBES
     from treedyn_app.worker import RUNNING
     from treedyn_core.model.preset import apply_overrides, load_preset
