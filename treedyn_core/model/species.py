@@ -249,8 +249,8 @@ def derive(name: str, height: float, dbh: float, stand: str = "forest",
         "vogel_exponent": float(foliage["vogel_exponent"]),
     }
     if stand == "forest":
-        # In a stand of its own height, the wind speed given at the canopy top (treedyn_core/
-        # canopy.py): the u_h of ForestGALES' turning moments.
+        # In a stand of its own height, the wind speed given at the canopy top (`canopy`):
+        # the u_h of ForestGALES' turning moments.
         wind["reference_height"] = float(height)
         wind["canopy"] = {"height": float(height)}
         # The turbulence measured at the top of a closed stand: σ_u = 1.8 u*, L = h (canopy).
