@@ -453,18 +453,30 @@ class SimulationWorker(threading.Thread):
 
     def _load_in_process(self) -> None:
         """In the background compile's thread: load BACKGROUND_KERNELS from the disk cache
-        into this process by warming a throwaway simulation of each pair. A child's compile
-        fills the cache, but numba still reads and links each kernel on its first call here
-        (~60 ms for the seed model when the machine is quiet, ten times that under load);
-        done now, a later switch only builds the simulation (docs/design.md §9)."""
+        into this process by warming a throwaway simulation of each pair, and switching a
+        throwaway to and from each other model (`Simulation.take_over`). A child's compile
+        fills the cache, but numba still reads and links each kernel on its first call here,
+        and compiles the few that Python calls with their own types (the switch's rotations):
+        the first switch to the seed model took 0.25 s when the machine is quiet, 0.65 s
+        under load; done now, a later switch takes ~15 ms (docs/design.md §9)."""
         from treedyn_core import warm_up
 
         preset = self._preset
+        if preset is None:
+            return
+        try:
+            home = self._make_simulation(preset)   # the preset's own model, as the app starts
+        except Exception:
+            return
         for model, integrator in BACKGROUND_KERNELS:
-            if self._halt.is_set() or preset is None or not warm_up.is_warm(model, integrator):
+            if self._halt.is_set() or not warm_up.is_warm(model, integrator):
                 continue
             try:
-                self._make_simulation(preset, model=model, integrator=integrator).warm_up()
+                sim = self._make_simulation(preset, model=model, integrator=integrator)
+                sim.warm_up()
+                if model != home.model:   # what a switch of model does, both ways
+                    sim.take_over(home)
+                    home.take_over(sim)
             except Exception:  # e.g. a preset the other model refuses: the switch will say so
                 continue
 
