@@ -37,6 +37,11 @@ PUBLIC = {
     "study_fragility": "(plan: 'Study', out: 'str | os.PathLike') -> "
                        "'list[tuple[str, Fragility, float]]'",
     "study_figures": "(plan: 'Study', out: 'str | os.PathLike') -> 'list[str]'",
+    "expand": "(preset: 'PresetSource', out: 'str | os.PathLike | None' = None) -> 'dict'",
+    "export_gltf": "(run: 'str | os.PathLike | xarray.Dataset', out: 'str | os.PathLike', "
+                   "fps: 'float | None' = None) -> 'int'",
+    "render": "(preset: 'PresetSource', duration: 'float', out: 'str | os.PathLike', *, "
+              "size: 'tuple[int, int]' = (1280, 720), fps: 'float' = 30.0) -> 'str'",
 }
 CLASSES = ("Preset", "Simulation", "ModeResult", "PullResult", "Study", "Outcome", "Fragility",
            "TreedynError", "PresetError", "SimulationDiverged")
@@ -172,3 +177,45 @@ def test_study_agrees_with_the_command_line(tmp_path):
         assert ours[column] == theirs[column], column
     (label, fit, strength), = td.study_fragility(plan, tmp_path / "api")
     assert label == "" and fit.runs == 2 and strength == theirs["breaking_moment_Nm"][0]
+
+
+def test_expand_agrees_with_the_command_line(tmp_path):
+    """`td.expand` writes what `treedyn expand` writes, and its dict loads to the same tree."""
+    data = td.expand("sapling", tmp_path / "api.yaml")
+    subprocess.run([sys.executable, "-m", "treedyn_core", "expand", "sapling",
+                    str(tmp_path / "cli.yaml")], check=True, capture_output=True)
+    assert (tmp_path / "api.yaml").read_text() == (tmp_path / "cli.yaml").read_text()
+    assert td.load_preset(data).data["tree"]["limbs"] == data["tree"]["limbs"]
+    with pytest.raises(td.TreedynError, match=r"\.yaml"):
+        td.expand("sapling", tmp_path / "x.txt")
+    assert not (tmp_path / "x.txt").exists()
+
+
+def test_export_gltf_of_a_dataset_is_the_npz_files(tmp_path):
+    """A run exported from its dataset and from its NPZ file: the same glTF, byte for byte."""
+    out = tmp_path / "run.npz"
+    subprocess.run([sys.executable, "-m", "treedyn_core", "run", "two_limbs", "--duration",
+                    "0.2", "--out", str(out)], check=True, capture_output=True)
+    size = td.export_gltf(td.read_run(out), tmp_path / "a.glb")
+    assert size == td.export_gltf(out, tmp_path / "b.glb") == (tmp_path / "a.glb").stat().st_size
+    assert (tmp_path / "a.glb").read_bytes() == (tmp_path / "b.glb").read_bytes()
+    with pytest.raises(td.TreedynError, match=r"\.glb"):
+        td.export_gltf(out, tmp_path / "c.gltf")
+
+
+@pytest.mark.slow
+def test_render_makes_the_commands_film(tmp_path):
+    """`td.render` is `treedyn render`: a film of duration·fps frames, found through the app's
+    entry point; a film over an hour long is refused before anything is drawn."""
+    import imageio
+
+    line = td.render("sapling", 0.2, tmp_path / "f.mp4", size=(160, 120), fps=30.0)
+    assert "6 frames of 160x120 px" in line
+    reader = imageio.get_reader(str(tmp_path / "f.mp4"), format="FFMPEG")
+    try:
+        assert np.array([frame for frame in reader]).shape[:3] == (6, 120, 160)
+    finally:
+        reader.close()
+    with pytest.raises(td.TreedynError, match="more than 108,000"):
+        td.render("sapling", 3601.0, tmp_path / "g.mp4")
+    assert not (tmp_path / "g.mp4").exists()

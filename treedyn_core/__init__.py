@@ -21,7 +21,7 @@ _PUBLIC = {
     "load_preset": "api", "override_assignments": "api", "new_simulation": "api", "run": "api",
     "run_arrays": "api", "read_run": "api", "modes": "api", "pull": "api",
     "load_study": "api", "study": "api", "read_study": "api", "study_fragility": "api",
-    "study_figures": "api",
+    "study_figures": "api", "expand": "api", "export_gltf": "api", "render": "api",
     "Preset": "model.preset", "Simulation": "simulation", "ModeResult": "analysis.modes",
     "PullResult": "analysis.pull", "Study": "studies.study_file", "Outcome": "studies.study",
     "Fragility": "analysis.fragility",

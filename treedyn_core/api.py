@@ -381,6 +381,127 @@ def study_figures(plan: Study, out: str | os.PathLike) -> list[str]:
     return plot_study(plan, read_study(out).to_pydict(), Path(out))
 
 
+def expand(preset: PresetSource, out: str | os.PathLike | None = None) -> dict:
+    """A preset as an explicit limb list with every physical parameter the simulator uses
+    (``treedyn expand``; docs/design.md §7).
+
+    Parameters
+    ----------
+    preset : str, path, dict or Preset
+        As `load_preset` takes it.
+    out : str or path, optional
+        A ``.yaml`` or ``.yml`` file to write the explicit preset to, atomically.
+
+    Returns
+    -------
+    dict
+        The explicit preset, limbs in preset order: derived masses (kg), inertias (kg·m²),
+        stiffnesses (N·m/rad) and damping (N·m·s/rad) written out, the spring rest rotations
+        in force baked in, ``prestress: false``. It loads to the same simulation.
+    """
+    from .dynamics.expand import expand_preset
+    from .model.preset import save_preset
+
+    if out is not None and Path(out).suffix not in (".yaml", ".yml"):
+        raise TreedynError(f"expand: the output must be a .yaml file, got '{out}'")
+    data = expand_preset(_as_preset(preset))
+    if out is not None:
+        save_preset(data, out)
+    return data
+
+
+def export_gltf(run: str | os.PathLike | xarray.Dataset, out: str | os.PathLike,
+                fps: float | None = None) -> int:
+    """A run's motion as animated binary glTF 2.0 (``treedyn export``; docs/export.md): one
+    node per limb with its rotation animated, +Y up, metres.
+
+    Parameters
+    ----------
+    run : str, path or xarray.Dataset
+        A ``treedyn run`` NPZ file, or a run's dataset (`run`, `read_run`).
+    out : str or path
+        The ``.glb`` file, written atomically.
+    fps : float, optional
+        Resample the animation at this many frames per second (default: the run's frames).
+
+    Returns
+    -------
+    int
+        Bytes written.
+    """
+    from .io.gltf_export import Motion, load_motion, motion_problem, raw_size, write_glb
+    from .output_file import check_output
+    from .resources import check_memory
+
+    path = check_output(out, (".glb",), "the output")
+    if isinstance(run, (str, os.PathLike)):
+        motion, what = load_motion(run), str(run)
+    else:
+        motion, what = Motion.from_arrays(run_arrays(run)), "the run"
+        problem = motion_problem(motion)
+        if problem:
+            raise TreedynError(f"the run cannot be exported: {problem}")
+    # The file is built in memory, with its samples resampled at fps (a few copies of them).
+    check_memory(4.0 * raw_size(motion, fps), f"the animation of {what}"
+                 + (f" at {fps:g} frames per second" if fps else ""), "give a lower fps")
+    return write_glb(motion, path, fps)
+
+
+def render(preset: PresetSource, duration: float, out: str | os.PathLike, *,
+           size: tuple[int, int] = (1280, 720), fps: float = 30.0) -> str:
+    """The app's 3-D view of a simulation as an H.264 MP4 film (``treedyn render``;
+    docs/export.md): duration·fps frames, each shown 1/fps s, frame k at simulated time k/fps.
+    Drawn by the app (installed with treedyn) in a hidden window, or off-screen through EGL
+    where there is no display.
+
+    Parameters
+    ----------
+    preset : str, path, dict or Preset
+        As `load_preset` takes it.
+    duration : float
+        Simulated time, s; at most an hour of film (108,000 frames).
+    out : str or path
+        The ``.mp4`` file, written atomically.
+    size : (int, int)
+        Frame width and height, px, even numbers.
+    fps : float
+        Frames per second of simulated time.
+
+    Returns
+    -------
+    str
+        One line: the file, its frames and size, the wall time taken.
+    """
+    from .io.frame_clock import film_frame_count
+    from .output_file import check_output
+
+    app = app_commands()
+    app.check_film_size(*size)
+    frames = duration * fps   # counted as a float: 1e300 s is no integer to make
+    if frames > MAX_FILM_FRAMES or film_frame_count(duration, fps) > MAX_FILM_FRAMES:
+        raise TreedynError(f"render: {duration:g} s at {fps:g} frames per second is "
+                           f"{frames:.4g} frames, more than {MAX_FILM_FRAMES:,} (an hour at 30 "
+                           f"frames per second): shorten the duration or lower the frame rate")
+    path = check_output(out, (".mp4",), "the output")
+    return app.render_film(_as_preset(preset), duration, path, size, fps)
+
+
+MAX_FILM_FRAMES = 108_000   # a film of an hour at 30 frames per second
+
+
+def app_commands():
+    """The app's commands (`treedyn_app.commands`: the window, films, the frame benchmark),
+    found through the entry point group ``treedyn.app``: the core never imports the app
+    (docs/design.md §9)."""
+    from importlib.metadata import entry_points
+
+    found = entry_points(group="treedyn.app", name="commands")
+    if not found:
+        raise TreedynError("the app (treedyn_app) is not installed: reinstall treedyn "
+                           "(pip install .)")
+    return next(iter(found)).load()
+
+
 def _as_preset(source: PresetSource) -> Preset:
     """A `Preset` of any source `load_preset` takes (a `Preset` given is copied)."""
     return load_preset(source)

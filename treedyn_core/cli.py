@@ -47,7 +47,6 @@ MIN_RTOL = 100 * np.finfo(float).eps  # scipy's dop853 raises smaller tolerances
 MIN_ATOL = 1e-30
 MAX_FPS = 1000.0   # frames per second of a film or an animation (a high-speed camera's)
 MIN_FPS = 1e-3     # one frame per 1000 s of simulated time
-MAX_FILM_FRAMES = 108_000   # a film of an hour at 30 frames per second
 MAX_REPEAT = 100   # passes of bench performance
 COMMANDS = ("run", "modes", "expand", "bench", "export", "render", "pull", "study")
 
@@ -353,51 +352,29 @@ def _cmd_run(args) -> int:
 def _cmd_export(args) -> int:
     import time
 
-    from .io.gltf_export import load_motion, raw_size, write_glb
-    from .resources import check_memory
-    from .output_file import check_output
+    from .api import export_gltf
 
-    out = check_output(args.out, (".glb",), "the output")
     start = time.perf_counter()
-    motion = load_motion(args.run)
-    # The file is built in memory, with its samples resampled at --fps (a few copies of them).
-    check_memory(4.0 * raw_size(motion, args.fps), f"the animation of {args.run}"
-                 + (f" at {args.fps:g} frames per second" if args.fps else ""),
-                 "give a lower --fps")
-    size = write_glb(motion, out, args.fps)
-    print(f"wrote {out}: {len(motion.names)} limbs, {motion.t[-1] - motion.t[0]:.3f} s of motion "
-          f"at {args.fps or (len(motion.t) - 1) / max(motion.t[-1] - motion.t[0], 1e-300):.4g} "
-          f"frames per second, {size / 1e6:.1f} MB, in {time.perf_counter() - start:.1f} s")
+    size = export_gltf(args.run, args.out, args.fps)
+    print(f"wrote {args.out}: {size / 1e6:.1f} MB of animated glTF"
+          + (f" at {args.fps:g} frames per second" if args.fps else "")
+          + f", in {time.perf_counter() - start:.1f} s")
     return 0
 
 
 def _cmd_render(args) -> int:
-    from .io.frame_clock import film_frame_count
-    from .output_file import check_output
+    from .api import render
 
-    _app_commands().check_film_size(*args.size)
-    frames = args.duration * args.fps   # counted as a float: 1e300 s is no integer to make
-    if frames > MAX_FILM_FRAMES or film_frame_count(args.duration, args.fps) > MAX_FILM_FRAMES:
-        raise TreedynError(f"render: {args.duration:g} s at {args.fps:g} frames per second is "
-                           f"{frames:.4g} frames, more than {MAX_FILM_FRAMES:,} (an hour at 30 "
-                           f"frames per second): shorten --duration or lower --fps")
-    out = check_output(args.out, (".mp4",), "--out")
-    preset = _load(args.preset, args.overrides)
-    print(_app_commands().render_film(preset, args.duration, out, args.size, args.fps))
+    print(render(_load(args.preset, args.overrides), args.duration, args.out, size=args.size,
+                 fps=args.fps))
     return 0
 
 
 def _cmd_expand(args) -> int:
-    from .dynamics.expand import expand_preset
-    from .model.preset import save_preset
+    from .api import expand
 
-    preset = _load(args.preset, args.overrides)
-    out = Path(args.out)
-    if out.suffix not in (".yaml", ".yml"):
-        raise TreedynError(f"expand: the output must be a .yaml file, got '{out}'")
-    data = expand_preset(preset)
-    save_preset(data, out)
-    _say(f"wrote {out}: {len(data['tree']['limbs'])} explicit limbs", deliverable=False)
+    data = expand(_load(args.preset, args.overrides), args.out)
+    _say(f"wrote {args.out}: {len(data['tree']['limbs'])} explicit limbs", deliverable=False)
     return 0
 
 
@@ -439,7 +416,9 @@ def _cmd_bench(args) -> int:
 
         print(study_bench(as_json=args.json))
     else:
-        _app_commands().bench_frames(args.sizes, args.json)  # the app's canvas, this display
+        from .api import app_commands
+
+        app_commands().bench_frames(args.sizes, args.json)  # the app's canvas, this display
     return 0
 
 
@@ -464,19 +443,10 @@ def _cmd_study(args) -> int:
 
 
 def _cmd_app(args) -> int:
-    return _app_commands().open_window(args.preset)
+    from .api import app_commands
 
+    return app_commands().open_window(args.preset)
 
-def _app_commands():
-    """The app's commands (`treedyn_app.commands`), found through the entry point group
-    ``treedyn.app``: the core never imports the app (docs/design.md §9)."""
-    from importlib.metadata import entry_points
-
-    found = entry_points(group="treedyn.app", name="commands")
-    if not found:
-        raise TreedynError("the app (treedyn_app) is not installed: reinstall treedyn "
-                           "(pip install .)")
-    return next(iter(found)).load()
 
 
 # A word of a message longer than this (a name, a path, a value echoed) is shown clipped.
