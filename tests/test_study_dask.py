@@ -176,3 +176,22 @@ def test_ctrl_c_stops_the_command_cleanly_keeping_its_rows(tmp_path):
     gone, alive = psutil.wait_procs(workers, timeout=20)
     assert not alive, "worker processes left behind"
     assert len(_rows_by_key(out)) >= 3  # the rows received before Ctrl-C were written
+
+
+def test_the_interrupted_wait_of_distributed_leaves_no_traceback():
+    """distributed's `sync` callback that fails when Ctrl-C comes before its future exists is
+    dropped from tornado's log while a study runs; every other record is kept."""
+    import logging
+
+    from treedyn_core.studies.study import INTERRUPTED_SYNC
+
+    def record(message, error):
+        exc_info = (type(error), error, None) if error else None
+        return logging.LogRecord("tornado.application", logging.ERROR, __file__, 1, message,
+                                 None, exc_info)
+
+    cancel = "Exception in callback functools.partial(<function sync.<locals>.cancel at 0x1>)"
+    assert not INTERRUPTED_SYNC(record(cancel, NameError("cannot access free variable")))
+    assert INTERRUPTED_SYNC(record(cancel, ValueError("something else")))
+    assert INTERRUPTED_SYNC(record("Exception in callback other", NameError("x")))
+    assert INTERRUPTED_SYNC(record("a warning", None))
