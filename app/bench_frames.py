@@ -160,8 +160,8 @@ def _gl_strings(canvas) -> dict:
 
 def machine_description(app) -> dict:
     """bench.performance.machine() plus the GUI libraries, the display and the load."""
-    from PyQt6.QtCore import PYQT_VERSION_STR, QT_VERSION_STR
     import vispy
+    from PyQt6.QtCore import PYQT_VERSION_STR, QT_VERSION_STR
 
     from treedyn_core.bench.performance import machine
 

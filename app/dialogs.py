@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from PyQt6.QtWidgets import (QCheckBox, QDialog, QDialogButtonBox, QFormLayout, QLabel,
-                             QWidget)
+from PyQt6.QtWidgets import QCheckBox, QDialog, QDialogButtonBox, QFormLayout, QLabel, QWidget
 
 from .controls import NumberBox
 

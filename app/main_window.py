@@ -23,14 +23,14 @@ from PyQt6.QtGui import QAction, QActionGroup, QKeySequence
 from PyQt6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow,
                              QMessageBox, QProgressBar, QScrollArea, QSplitter)
 
-from treedyn_core.errors import TreedynError
 from treedyn_core.dynamics.expand import expanded_data
+from treedyn_core.dynamics.static_model import build_tree
+from treedyn_core.errors import TreedynError
 from treedyn_core.io.limb_mesh import foliage_form
 from treedyn_core.model.preset import load_preset, shipped_presets
 from treedyn_core.model.qsm_read import SCAN_SUFFIXES
 from treedyn_core.model.recipe import save_recipe
 from treedyn_core.simulation import INTEGRATORS, MODELS
-from treedyn_core.dynamics.static_model import build_tree
 
 from .canvas import TreeCanvas
 from .controls import MODEL_NOTES, Controls

@@ -68,9 +68,9 @@ def warm_modes_kernels() -> None:
     """In a child process (`WARM_MODES_CODE`): compile the modes' kernels into the cache by
     computing two modes of two_limbs (a tree's size changes no type), then stamp it."""
     from treedyn_core.analysis.modes import modes
+    from treedyn_core.model.preset import load_preset
     from treedyn_core.numerics import kernel
     from treedyn_core.output_file import write_text_atomically
-    from treedyn_core.model.preset import load_preset
     from treedyn_core.simulation import Simulation
 
     modes(Simulation.from_data(load_preset("two_limbs").data), 2)
@@ -105,8 +105,8 @@ class ModesJob:
     def _run(self, sim) -> None:
         started = time.perf_counter()
         try:
-            from treedyn_core.errors import TreedynError
             from treedyn_core.analysis.modes import modes
+            from treedyn_core.errors import TreedynError
             try:
                 self.result = modes(sim, self.count)
             except TreedynError as exc:

@@ -11,9 +11,9 @@ from __future__ import annotations
 import math
 
 from PyQt6.QtCore import QEvent, Qt, pyqtSignal
-from PyQt6.QtWidgets import (QAbstractItemView, QComboBox, QFormLayout, QHBoxLayout,
-                             QHeaderView, QLabel, QPushButton, QTableWidget, QTableWidgetItem,
-                             QVBoxLayout, QWidget)
+from PyQt6.QtWidgets import (QAbstractItemView, QComboBox, QFormLayout, QHBoxLayout, QHeaderView,
+                             QLabel, QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout,
+                             QWidget)
 
 from .controls import ValueSlider
 from .mode_shapes import DEFAULT_AMPLITUDE

@@ -169,12 +169,12 @@ def render_command(preset, duration: float, out: Path, size: tuple[int, int],
     caller); returns the summary line."""
     import time
 
-    from treedyn_core.errors import TreedynError
-    from treedyn_core.output_file import write_atomically
-    from treedyn_core.io.run import Progress
-    from treedyn_core.simulation import Simulation
-
     import vispy.app
+
+    from treedyn_core.errors import TreedynError
+    from treedyn_core.io.run import Progress
+    from treedyn_core.output_file import write_atomically
+    from treedyn_core.simulation import Simulation
 
     with _signals_held():   # a Ctrl-C inside Qt's or EGL's start-up would abort the process
         if vispy.app.use_app().backend_name.lower() == "egl":

@@ -384,8 +384,8 @@ class SimulationWorker(threading.Thread):
         closed meanwhile."""
         if self._factory is not None:
             return True
-        from treedyn_core.numerics import kernel
         from treedyn_core import warm_up
+        from treedyn_core.numerics import kernel
 
         if not kernel.CACHING or warm_up.is_warm(model, integrator):
             return True  # without a cache the simulation compiles what it lacks itself

@@ -14,8 +14,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 
 from .errors import TreedynError
-from .model.preset import Preset, apply_overrides, load_preset as _load_preset_file, validate
-from .studies.study_file import Study, assignment, load_study as _load_study_file
+from .model.preset import Preset, apply_overrides
+from .model.preset import load_preset as _load_preset_file
+from .model.preset import validate
+from .studies.study_file import Study, assignment
+from .studies.study_file import load_study as _load_study_file
 
 if TYPE_CHECKING:   # heavy imports only when a function needs them
     import pyarrow

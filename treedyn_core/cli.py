@@ -292,19 +292,17 @@ def _parsers() -> dict[str, argparse.ArgumentParser]:
 
 
 def _load(source: str, overrides: list[str] | None = None):
-    from .api import load_preset   # the API's: a path or a shipped name, then the --set list
+    from .api import load_preset  # the API's: a path or a shipped name, then the --set list
 
     return load_preset(source, overrides)
 
 
 def _cmd_run(args) -> int:
-    from .output_file import write_together
-    from .io.run import npz_writer, simulate
-    from .simulation import Simulation
-
     from . import warm_up
+    from .io.run import npz_writer, simulate
     from .model.preset import apply_overrides
-    from .output_file import check_writable
+    from .output_file import check_writable, write_together
+    from .simulation import Simulation
 
     preset = _load(args.preset, args.overrides)
     if args.dt is not None:  # the preset's simulation.dt, given on the command line
@@ -428,8 +426,8 @@ def _cmd_study(args) -> int:
     study = load_study(args.study)  # every problem before any folder or worker exists
     if args.plot and "wind.speed" not in study.axes:
         raise TreedynError(f"{args.study}: --plot needs wind.speed among the axes")
-    from .studies.study import run_study
     from .studies.report import report
+    from .studies.study import run_study
 
     out = Path(args.out) if args.out else Path(study.name)
     try:

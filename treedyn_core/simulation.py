@@ -12,7 +12,6 @@ n steps of an `integrators` stepper over the model's `dynamics` in compiled code
 from __future__ import annotations
 
 import copy
-
 from dataclasses import dataclass
 
 import numpy as np

@@ -49,9 +49,9 @@ import scipy.linalg
 import scipy.optimize
 import scipy.sparse.linalg
 
+from ..dynamics.linearise import Configuration, LinearModel, linearise
 from ..errors import TreedynError
 from ..numerics.kernel import kernel
-from ..dynamics.linearise import Configuration, LinearModel, linearise
 from ..resources import available_bytes, check_memory
 from .sway import MAX_SWAY_SEARCH_MODES, STEM_SWAYS, SwaySearch, find_sway, stem_load, sway_line
 

@@ -48,10 +48,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..numerics import so3
+from ..dynamics.linearise import Configuration, linearise
 from ..errors import TreedynError
 from ..model.generator import stem_second_moment
-from ..dynamics.linearise import Configuration, linearise
+from ..numerics import so3
 
 NON_DESTRUCTIVE_INCLINATION_DEG = 0.25
 UPROOTING_INCLINATION_DEG = 2.5

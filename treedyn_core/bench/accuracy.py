@@ -24,14 +24,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..numerics import so3
 from ..errors import SimulationDiverged
-from .freebody import FreeBody
-from ..model.preset import load_preset, validate
 from ..integrators.reference import DEFAULT_ATOL, DEFAULT_RTOL, dop853_samples
 from ..integrators.registry import IMPLICIT_INTEGRATORS
 from ..integrators.steppers import galpha_coefficients
+from ..model.preset import load_preset, validate
+from ..numerics import so3
 from ..simulation import Simulation
+from .freebody import FreeBody
 
 THETA = 0.6                                   # docs/design.md §4's default θ
 RHO_INF = 0.5                                 # generalized-α's default ρ∞ (docs/design.md §4)

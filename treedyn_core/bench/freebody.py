@@ -34,11 +34,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..errors import TreedynError
+from ..dynamics.seed_model import euler_acceleration
 from ..dynamics.systems import register
+from ..errors import TreedynError
 from ..integrators.steppers import RK4Stages, rk4_steps, theta_steps
 from ..numerics.kernel import kernel
-from ..dynamics.seed_model import euler_acceleration
 from ..numerics.so3 import quat_from_matrix, quat_rate, quat_to_matrix
 
 STATE_SIZE = 13

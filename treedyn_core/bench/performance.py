@@ -25,10 +25,10 @@ import numpy as np
 from .. import __version__
 from ..dynamics.aero import drag_loads, midpoints
 from ..dynamics.articulated import forward_kinematics, implicit_accelerations
-from ..model.generator import count_limbs
 from ..dynamics.joints import joint_torques
-from ..numerics.kernel import kernel
+from ..model.generator import count_limbs
 from ..model.preset import load_preset, validate
+from ..numerics.kernel import kernel
 from ..simulation import Simulation
 
 SIZES = (10, 100, 1_000, 10_000, 30_000, 100_000)

@@ -27,11 +27,11 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from ..numerics.kernel import kernel
 
-from .joints import gravity_stiffness_psd, load_stiffness_magnitude
-from ..numerics.so3 import quat_matrix
 from ..numerics import mat3 as m3
+from ..numerics.kernel import kernel
+from ..numerics.so3 import quat_matrix
+from .joints import gravity_stiffness_psd, load_stiffness_magnitude
 
 
 class ArticulatedModel(NamedTuple):

@@ -29,8 +29,8 @@ import math
 
 import numpy as np
 
-from ..numerics import so3
 from ..model.tree import subtree_inertia_about_joints
+from ..numerics import so3
 
 DAMPING_EASE_TIME = 0.3   # s, of simulated time
 EASE_PERIODS = 4.0        # the stiffness ramp, at least this many slowest periods at the stiffer

@@ -25,11 +25,11 @@ import math
 import numpy as np
 
 from ..numerics import mat3 as m3
-from .aero import drag_loads
 from ..numerics.kernel import kernel
+from ..numerics.tree_lowrank import LowRankTreeMatrix
+from .aero import drag_loads
 from .linearise import (Configuration, Equilibrium, dead_load_stiffness, static_equilibrium,
                         static_equilibrium_under)
-from ..numerics.tree_lowrank import LowRankTreeMatrix
 
 START_CHOICES = ("rest", "mean_wind")
 

@@ -8,11 +8,11 @@ import copy
 
 import numpy as np
 
+from ..model.tree import Tree
 from ..numerics import so3
 from .equilibrium import start_of
 from .prestress import prestressed_spring_rotations
 from .seed_model import seed_prestressed_spring_rotations
-from ..model.tree import Tree
 from .static_model import build_tree
 
 

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import math
 
-from ..numerics.kernel import kernel
-
 from ..numerics import mat3 as m3
 from ..numerics import so3
+from ..numerics.kernel import kernel
 from ..numerics.so3 import SMALL_ANGLE
 
 # Below this tan(φ/2) the error rotation uses the series atan(t)/t = Σ_k (−1)^k t^2k/(2k + 1)

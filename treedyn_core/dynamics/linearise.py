@@ -37,14 +37,14 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse
 
-from ..numerics import so3
-from .articulated import subtree_gravity_moments
 from ..errors import TreedynError
-from .joints import joint_torques
-from ..numerics.kernel import kernel
-from ..numerics import mat3 as m3
 from ..model.tree import pose_by_levels
+from ..numerics import mat3 as m3
+from ..numerics import so3
+from ..numerics.kernel import kernel
 from ..numerics.tree_lowrank import LowRankTreeMatrix
+from .articulated import subtree_gravity_moments
+from .joints import joint_torques
 
 # -- the pattern of ancestor/descendant pairs ----------------------------------------------------
 

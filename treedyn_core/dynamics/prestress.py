@@ -10,12 +10,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from ..numerics.kernel import kernel
 
+from ..errors import TreedynError
 from ..numerics import mat3 as m3
 from ..numerics import so3
+from ..numerics.kernel import kernel
 from .articulated import forward_kinematics, subtree_gravity_moments
-from ..errors import TreedynError
 
 # Fixed-point iterations of θ ← K⁻¹ J_r(θ)ᵀ G: J_r is within a few % of 1 for the
 # sags of real trees, so this contracts fast; 100 is far more than needed.

@@ -32,9 +32,9 @@ import numpy as np
 
 from ..errors import TreedynError
 from ..numerics.kernel import kernel
+from ..numerics.so3 import quat_advance, quats_from_matrices
 from .linearise import Equilibrium
 from .seed_model import SeedDynamics, joint_to_absolute, seed_dynamics, seed_pose
-from ..numerics.so3 import quat_advance, quats_from_matrices
 from .wind import INTENSITY
 
 # s: the "time step" that turns the implicit step's linear system into the static stiffness

@@ -52,18 +52,17 @@ quaternions and rates; what is the seed model's own is the θ-method's linear sy
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
-from typing import NamedTuple
-
-from .aero import Air, drag_loads, midpoints
 from ..errors import TreedynError
 from ..numerics import mat3 as m3
-from .joints import error_rotation_vector, gravity_stiffness_psd
 from ..numerics.kernel import kernel
 from ..numerics.so3 import (exp_many, quat_conj_mul, quat_matrix, quat_mul, quat_store_normalised,
                             quats_from_matrices)
+from .aero import Air, drag_loads, midpoints
+from .joints import error_rotation_vector, gravity_stiffness_psd
 from .wind import wind_at
 
 # Spring stiffness of the seed's moment −K (E − Eᵀ)^∨ at rest, in units of K.

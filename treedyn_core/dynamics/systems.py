@@ -26,11 +26,11 @@ import numpy as np
 from numba.extending import overload
 
 from ..numerics import mat3 as m3
+from ..numerics.kernel import KERNEL_OPTIONS, kernel
 from .aero import Air, drag_loads, midpoints
 from .articulated import (ArticulatedModel, ImplicitTerms, Workspace, forward_kinematics,
                           linearised_accelerations)
 from .joints import joint_torques
-from ..numerics.kernel import KERNEL_OPTIONS, kernel
 from .seed_model import SeedSystem, seed_dynamics
 from .wind import advance_wind, wind_at
 

@@ -38,11 +38,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..model import canopy as cn
 from ..errors import TreedynError
-from ..numerics.kernel import kernel
-from ..numerics.fastmath import INV_TWO_PI, TWO_PI, cos_turns, fast_pow
+from ..model import canopy as cn
 from ..model.schema import WIND
+from ..numerics.fastmath import INV_TWO_PI, TWO_PI, cos_turns, fast_pow
+from ..numerics.kernel import kernel
 
 # Ratios of the crosswind and vertical to the along-wind standard deviation (docs/design.md §5).
 SIGMA_V_RATIO = 0.8

@@ -20,11 +20,11 @@ from typing import Protocol
 
 import numpy as np
 
-from ..dynamics.systems import accelerations
-from ..numerics.kernel import kernel
 from ..dynamics.seed_model import SeedDynamics
-from ..numerics.so3 import quat_rate
+from ..dynamics.systems import accelerations
 from ..dynamics.wind import advance_wind
+from ..numerics.kernel import kernel
+from ..numerics.so3 import quat_rate
 
 DEFAULT_RTOL = 1e-10
 DEFAULT_ATOL = 1e-10

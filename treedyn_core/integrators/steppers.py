@@ -31,8 +31,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..numerics import mat3 as m3
 from ..dynamics.systems import accelerations, accelerations_about, advance_clock
+from ..numerics import mat3 as m3
 from ..numerics.kernel import kernel
 from ..numerics.so3 import quat_advance, quat_rate
 

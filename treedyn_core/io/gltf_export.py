@@ -27,11 +27,11 @@ import numpy as np
 
 from .. import __version__
 from ..errors import TreedynError
+from ..numerics.so3 import quats_from_matrices
+from ..output_file import write_atomically
 from .frame_clock import advance_to_frames, frame_count
 from .limb_mesh import (FORMS, TUBE_SIDES, FoliageForm, bark_color, foliage_clumps, foliage_form,
                         tip_radius, tube_faces, tube_vertices, twig_weight)
-from ..output_file import write_atomically
-from ..numerics.so3 import quats_from_matrices
 
 # treedyn inertial (x, y, z) → glTF (x, z, −y): a proper rotation (det +1).
 AXES = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, -1.0, 0.0]])

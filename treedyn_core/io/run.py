@@ -17,8 +17,8 @@ import numpy as np
 from ..errors import TreedynError
 from ..output_file import check_writable, write_atomically
 from ..resources import check_memory
-from .limb_mesh import foliage_form
 from ..simulation import Simulation
+from .limb_mesh import foliage_form
 
 FRAMES_PER_SECOND = 30      # default output sampling, frames per simulated second
 OUTPUT_LIMIT = 1e9          # bytes; larger outputs need an explicit --every

@@ -53,8 +53,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .crown import drag_area
 from ..errors import TreedynError
+from .crown import drag_area
 
 KARMAN = 0.4                      # von Kármán's constant κ (ForestGALES' k)
 RAUPACH_CD1 = 7.5                 # c_d1 of d/h (Raupach 1994)

@@ -82,8 +82,8 @@ from typing import Callable
 
 import numpy as np
 
-from ..numerics import so3
 from ..errors import PresetError
+from ..numerics import so3
 
 ErrorFactory = Callable[[str, str], Exception]
 

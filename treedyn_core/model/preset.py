@@ -29,9 +29,9 @@ from typing import Any, NoReturn
 
 import yaml
 
-from . import schema, species
 from ..errors import PresetError
 from ..output_file import write_atomically
+from . import schema, species
 from .qsm_read import SCAN_SUFFIXES
 from .schema import FORMAT_VERSION, Field
 

@@ -19,8 +19,8 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from ..numerics import so3
 from ..errors import PresetError
+from ..numerics import so3
 
 
 @dataclass

@@ -18,8 +18,8 @@ import numpy as np
 from ..analysis.fragility import (Fragility, empirical_fraction, fit_fragility,
                                   turning_moment_coefficient)
 from ..output_file import write_atomically
-from .study_file import Study
 from .results import read_results
+from .study_file import Study
 
 SPEED = "wind.speed"
 REPLICATE = "wind.seed"

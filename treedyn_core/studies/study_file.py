@@ -33,8 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from ..model import schema
 from ..errors import PresetError, TreedynError
+from ..model import schema
 from ..model.preset import (ReadDeadline, apply_overrides, error_at_key, load_preset,
                             read_preset_text, read_yaml_mapping, resolve_preset)
 

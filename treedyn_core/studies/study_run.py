@@ -18,10 +18,10 @@ import numpy as np
 from scipy import signal
 
 from .. import __version__
-from ..errors import SimulationDiverged
 from ..analysis.fragility import breaking_moment, stem_diameter_at
-from ..model.preset import apply_overrides, load_preset
+from ..errors import SimulationDiverged
 from ..io.run import default_every, write_npz
+from ..model.preset import apply_overrides, load_preset
 from ..simulation import Simulation
 from .study_file import assignment
 
