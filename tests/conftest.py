@@ -18,13 +18,13 @@ _base = Path(os.environ.get("TREEDYN_CACHE_DIR") or (
 if _worker:
     os.environ["TREEDYN_CACHE_DIR"] = str(_base / _worker)
 
-# What the controller compiles once for every worker (`pytest_configure`): the app's four
-# (model, integrator) pairs, two children each at once (`warm_up.compile_kernels`), and the
-# modes' kernels.
+# What the controller compiles once for every worker (`pytest_configure`): the app's first
+# pair and its background pairs, two children each at once (`warm_up.compile_kernels`), and
+# the modes' kernels.
 _WARM_EVERY_PAIR = """
+from treedyn_app.worker import BACKGROUND_KERNELS
 from treedyn_core import warm_up
-for pair in (("articulated", "implicit"), ("articulated", "galpha"), ("articulated", "rk4"),
-             ("seed", "implicit")):
+for pair in (("articulated", "implicit"), *BACKGROUND_KERNELS):
     warm_up.compile_kernels(*pair)
 from treedyn_app.mode_shapes import modes_kernels_warm, warm_modes_kernels
 if not modes_kernels_warm():

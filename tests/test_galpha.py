@@ -1,4 +1,4 @@
-"""Generalized-α (`integrators.galpha_steps`, docs/design.md §4) against what cannot be tuned:
+"""Generalized-α (`steppers.galpha_steps`, docs/design.md §4) against what cannot be tuned:
 Chung & Hulbert's amplification matrix on a linear oscillator, the convergence order against
 RK4 at a tiny step, and the numerical damping of free decays as `bench accuracy` measures it.
 (The dense reference step is in `test_step_reference.py`.)"""

@@ -4,7 +4,7 @@
 
 Measured (implicit step, 60 m/s, turbulence 1.0, dt 0.1 s, docs/hardening.md): peak joint
 rates 8–31 rad/s; the giant's trunk ran away at 2.1 s before the drag's terms were taken
-implicit with 4h (`integrators.DRAG_IMPLICITNESS`).
+implicit with 4h (`steppers.DRAG_IMPLICITNESS`).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The Runge–Kutta tableau of `integrators.rk4_steps` is data: check it is a consistent
+"""The Runge–Kutta tableau of `steppers.rk4_steps` is data: check it is a consistent
 explicit method of order 4 (Butcher's order conditions up to order 4)."""
 
 import numpy as np

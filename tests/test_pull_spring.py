@@ -1,5 +1,5 @@
 """The pull spring made implicit in the θ-method and in generalized-α's Newton iterations
-(docs/design.md §4.1, §4.7, `dynamics.Pull`): their linear systems against a dense joint-space
+(docs/design.md §4.1, §4.7, `systems.Pull`): their linear systems against a dense joint-space
 solve, its statics, and its stability at stiffnesses no explicit force survives."""
 
 import copy

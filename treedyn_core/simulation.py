@@ -1,6 +1,6 @@
 """The one stepping API used by `treedyn run`, the benchmarks and the app.
 
-A `Simulation` is a facade over three parts: the static `model.Model` built from the
+A `Simulation` is a facade over three parts: the static `static_model.Model` built from the
 preset (``static_model``: the tree's arrays, gravity, inertias), the changing `State`
 (``state``: joint quaternions ``q``, joint rates ``v``, breadth-first order, the time and
 the wind's state) and the settings that may change between any two steps (stiffness and
@@ -234,7 +234,7 @@ class Simulation:
                    self.wind.inputs())
 
     def system(self, air: Air | None = None) -> ArticulatedSystem:
-        """The articulated model's record for the steppers (`dynamics.accelerations`), with
+        """The articulated model's record for the steppers (`systems.accelerations`), with
         the loads and scales in force; its work arrays are `workspace`'s."""
         return ArticulatedSystem(self.articulated_model(), self._workspace,
                                  self.air() if air is None else air, _loads(self.ext_force),
@@ -630,7 +630,7 @@ class Simulation:
         """Pull the point base + C_IF offset (offset (3,) m, limb axes) of limb `limb` toward
         `target` (3,) m, inertial, with a spring `stiffness` N/m and a damper `damping` N s/m
         on its velocity, held until changed; limb −1 lets go. The articulated model makes it
-        implicit in the θ-method (`dynamics.Pull`); the seed model does not take it."""
+        implicit in the θ-method (`systems.Pull`); the seed model does not take it."""
         if not self.dynamics.takes_pull and limb >= 0:
             raise TreedynError("the seed model takes external loads only (set_external_loads)")
         self.pull = Pull(int(limb), np.array(offset, dtype=np.float64),

@@ -276,7 +276,7 @@ def _warm(model: str, integrator: str, part: str) -> None:
 
 
 def _step_leaves(sim) -> list[Callable[[], object]]:
-    """The articulated step's own kernels (the stages of `dynamics._articulated` and
+    """The articulated step's own kernels (the stages of `systems._articulated` and
     `articulated.linearised_accelerations`), called as the step calls them (the same argument
     types), in the reverse of the order the step's compile reaches them: a process compiling
     the step from the top meets these from the other end, each loaded from the cache once

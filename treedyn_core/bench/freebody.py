@@ -58,7 +58,7 @@ def freebody_rates(inertia, inertia_inv, gravity, y, out, zero):
 
 
 class FreeBodySystem(NamedTuple):
-    """What `freebody_dynamics` reads (`dynamics.accelerations`): the rotation of one body."""
+    """What `freebody_dynamics` reads (`systems.accelerations`): the rotation of one body."""
 
     inertia: np.ndarray       # (3, 3) kg m², about the centre of mass, body axes
     inertia_inv: np.ndarray   # (3, 3) its inverse

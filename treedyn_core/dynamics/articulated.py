@@ -95,7 +95,7 @@ class Workspace(NamedTuple):
     total_torque: np.ndarray   # (N, 3) N m
     vdot: np.ndarray           # (N, 3) rad/s², joint accelerations, child axes
     point_mass: np.ndarray     # (N,) kg, the implicit step's added mass at a point of each limb
-                               #   (a spring-damper pulling that point: `dynamics.pull_load`)
+                               #   (a spring-damper pulling that point: `systems.pull_load`)
     point_lever: np.ndarray    # (N, 3) m, base → that point, inertial axes
     point_rate_share: np.ndarray  # (N,) the damper's share of point_mass (about its rate
                                #   reference; the spring's, the rest, about the position one)

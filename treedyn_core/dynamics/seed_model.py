@@ -317,7 +317,7 @@ class SeedWork(NamedTuple):
 
 
 class SeedSystem(NamedTuple):
-    """What `seed_dynamics` reads (`dynamics.accelerations`): model, work arrays, air (the
+    """What `seed_dynamics` reads (`systems.accelerations`): model, work arrays, air (the
     articulated model's `aero.Air`), the external torque and the scales in force."""
 
     model: SeedModel
@@ -487,7 +487,7 @@ class SeedDynamics:
                          np.asarray(sim.gravity, float))
 
     def system(self, sim, air: Air | None = None) -> SeedSystem:
-        """The record the steppers give `dynamics.accelerations` (air: ``sim.air()``)."""
+        """The record the steppers give `systems.accelerations` (air: ``sim.air()``)."""
         return SeedSystem(self.model(sim), self.work, sim.air() if air is None else air,
                           np.ascontiguousarray(sim.ext_torque, dtype=np.float64),
                           float(sim.stiffness_scale), float(sim.damping_in_force))

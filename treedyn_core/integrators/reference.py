@@ -5,7 +5,7 @@ and rates; the quaternions are renormalised whenever the state is handed back.
 
 - a `Simulation` (either model): the quaternions (4N) and rates (3N) its integrators step
   (articulated: joint ones; seed: absolute ones), the rates' derivative from the model's
-  `dynamics.accelerations` with nothing implicit (`flat_rates`);
+  `systems.accelerations` with nothing implicit (`flat_rates`);
 - any system that offers its own ODE (``as_ode()``: `bench.freebody.FreeBody`, its 13-vector).
 
 External loads and the wind field are held at their values of the start of each
@@ -33,7 +33,7 @@ DEFAULT_ATOL = 1e-10
 @kernel
 def flat_rates(system, y, q, v, out):
     """dy/dt (7N,) of the flat state y = [q (4N), v (3N)] of ``system``'s model
-    (`dynamics.accelerations`, nothing implicit); q (N, 4), v (N, 3) scratch copies."""
+    (`systems.accelerations`, nothing implicit); q (N, 4), v (N, 3) scratch copies."""
     n = q.shape[0]
     for i in range(n):
         for r in range(4):
@@ -54,7 +54,8 @@ class SimulationODE:
         self.sim = sim
         n = sim.tree.n
         self.n_quaternions = n
-        self.seed = SeedDynamics(sim.tree, sim.inertia_base) if sim.model == "seed" else None
+        # the seed model's part of the simulation (its conversion and work arrays), else None
+        self.seed = sim.dynamics if isinstance(sim.dynamics, SeedDynamics) else None
         air = sim.air()
         self.enabled = air.enabled
         self.system = sim.system(air) if self.seed is None else self.seed.system(sim, air)

@@ -1,5 +1,5 @@
 """Time integrators (docs/design.md §4), each written once as a compiled step loop over a model's
-`dynamics.accelerations` (the articulated model or the seed model: `dynamics`).
+`systems.accelerations` (the articulated model or the seed model: `dynamics`).
 
 - `theta_steps`: the θ-method, linearly implicit in the rates, with the model's stiff
   terms implicit (articulated: ``(M + θhC + θ²h²K) a = f(q, v) − θhK v``, the springs,
@@ -12,7 +12,7 @@
   2007; Brüls, Cardona & Arnold 2012) on the joints' rotations, coefficients from the
   spectral radius at infinity ρ∞ (`galpha_coefficients`); Newton iterations until converged
   (two where they contract fast), each one pass of the same recursion with the stiff terms
-  implicit (`dynamics.accelerations_about`), a step whose iterations stop contracting taken
+  implicit (`systems.accelerations_about`), a step whose iterations stop contracting taken
   again as sub-steps (`GalphaControl`); docs/design.md §4.7.
 - `rk4_steps`: an explicit Runge–Kutta method given by its tableau (`RK4_A`, `RK4_B`,
   classical RK4) on the quaternions as vectors in R⁴ (``q̇ = ½ q ⊗ (0, v)``) and the
@@ -21,7 +21,7 @@
 Each stops at the first non-finite rate, returning how many steps it completed and the
 offending limb. The wind is sampled at the start of each step (RK4's stages see the limbs'
 motion but the wind field of the step's start) and advanced by h after it
-(`dynamics.advance_clock`). `freebody` steps a free body's rotation with the θ-method and RK4.
+(`systems.advance_clock`). `freebody` steps a free body's rotation with the θ-method and RK4.
 """
 
 from __future__ import annotations
