@@ -204,7 +204,7 @@ def test_export_gltf_of_a_dataset_is_the_npz_files(tmp_path):
 
 
 @pytest.mark.slow
-def test_render_makes_the_commands_film(tmp_path):
+def test_render_makes_the_commands_film(qtbot, tmp_path):   # qtbot: the tests' QApplication
     """`td.render` is `treedyn render`: a film of duration·fps frames, found through the app's
     entry point; a film over an hour long is refused before anything is drawn."""
     import imageio
