@@ -13,6 +13,11 @@ import tempfile
 from pathlib import Path
 
 _worker = os.environ.get("PYTEST_XDIST_WORKER")
+# Each worker's step on one thread (`dynamics.partition`): the two workers already keep both
+# cores busy, and a step's threads waiting on a core the other worker holds took the suite
+# from 10 to 19 minutes. The tests of the threads set it themselves (test_partition).
+if _worker:
+    os.environ.setdefault("TREEDYN_THREADS", "1")
 _base = Path(os.environ.get("TREEDYN_CACHE_DIR") or (
     Path(tempfile.gettempdir()) / f"treedyn-test-kernels-{getattr(os, 'getuid', int)()}"))
 if _worker:

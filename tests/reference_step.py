@@ -91,6 +91,71 @@ class Wind:
         return profile[:, None] * frame[0] + turbulence @ frame
 
 
+# The step's samples of the field (`wind.plan_samples`, docs/performance.md §3): the modes
+# whose phase at a point moves by at most SLOW_PHASE rad in SLOW_INTERVAL s are summed every
+# SLOW_INTERVAL s and interpolated linearly in time between; the rest at every sample.
+SLOW_INTERVAL = 1.0 / 15.0
+SLOW_PHASE = 0.5
+_SLACK = 1e-9
+
+
+class SampledWind(Wind):
+    """`Wind` as the steps sample it at constant settings: ``velocity(points, advection)``, called
+    once per sample in time order, the time being advection / speed (a fresh field's)."""
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.start = self.end = 0.0
+        self.slow = 0
+        self.last = -math.inf
+        self.slow_start = self.slow_end = None
+
+    @classmethod
+    def from_field(cls, field) -> "SampledWind":
+        return cls(*vars(Wind.from_field(field)).values())
+
+    def _turbulence(self, points, advection, modes):
+        """The turbulent velocity (P, 3) m/s, wind frame, of the modes ``modes`` (a slice)."""
+        a = math.radians(self.direction_deg)
+        frame = np.array([[math.cos(a), math.sin(a), 0.0], [-math.sin(a), math.cos(a), 0.0],
+                          [0.0, 0.0, 1.0]])
+        xi = points @ frame.T
+        xi[:, 0] -= advection
+        sigma = self.intensity * self.speed * np.array([1.0, 0.8, 0.5])
+        k, phase = self.mode_k[:, modes], self.mode_phase[modes]
+        return np.cos(xi @ k + phase) @ (self.mode_amp[:, modes] * sigma[:, None]).T
+
+    def velocity(self, points: np.ndarray, advection: float) -> np.ndarray:
+        t = advection / self.speed
+        since, self.last = t - self.last, t
+        action = "interpolate"
+        if since == 0.0 or (self.slow and self.start - _SLACK <= t < self.end - _SLACK):
+            pass
+        elif 0.0 < since <= SLOW_INTERVAL / 2:
+            slow = int(np.sum(self.mode_k[0] * self.speed * SLOW_INTERVAL <= SLOW_PHASE))
+            at_end = self.slow and abs(t - self.end) <= _SLACK
+            action = "next" if at_end and slow == self.slow else "afresh"
+            self.slow, self.start, self.end = slow, t, t + SLOW_INTERVAL
+        else:
+            self.slow = 0
+        slow = slice(0, self.slow)
+        if action == "afresh":
+            self.slow_start = self._turbulence(points, advection, slow)
+        elif action == "next":
+            self.slow_start = self.slow_end
+        if action != "interpolate":
+            self.slow_end = self._turbulence(points, advection + self.speed * SLOW_INTERVAL, slow)
+        exact = super().velocity(points, advection)
+        if not self.slow:
+            return exact
+        fraction = (t - self.start) / SLOW_INTERVAL
+        a = math.radians(self.direction_deg)
+        frame = np.array([[math.cos(a), math.sin(a), 0.0], [-math.sin(a), math.cos(a), 0.0],
+                          [0.0, 0.0, 1.0]])
+        interpolated = self.slow_start + fraction * (self.slow_end - self.slow_start)
+        return exact + (interpolated - self._turbulence(points, advection, slow)) @ frame
+
+
 @dataclass
 class Air:
     """Drag on limbs and foliage (docs/design.md §5)."""

@@ -153,7 +153,7 @@ def _random_drag_inputs(seed, cylinder: bool, foliage: bool):
 def _drag(inputs, wind, vogel_exponent, with_jacobian=False):
     n = inputs["length"].shape[0]
     force, torque, jacobian = np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 3, 3))
-    drag_loads(wind, inputs["mid_vel"], inputs["lever"], inputs["length"], inputs["radius"],
+    drag_loads(np.arange(n), wind, inputs["mid_vel"], inputs["lever"], inputs["length"], inputs["radius"],
                inputs["leaf_area"], 1.225, inputs["drag_coefficient"],
                inputs["leaf_drag_coefficient"], vogel_exponent, with_jacobian, force, torque,
                jacobian)

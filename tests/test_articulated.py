@@ -39,8 +39,8 @@ def _production(tree, R, v, tau, force, torque, K, C, armature_k=0.0, armature_c
     c = tree.com
     inertia_base = tree.inertia_com + tree.mass[:, None, None] * (
         np.einsum("ni,ni->n", c, c)[:, None, None] * np.eye(3) - np.einsum("ni,nj->nij", c, c))
-    forward_kinematics(tree.parent, tree.base_offset, q, v, w.C_IF, w.base, w.omega,
-                       w.base_vel, w.omega_rel)
+    forward_kinematics(np.arange(tree.n), tree.parent, tree.base_offset, q, v, w.C_IF, w.base,
+                       w.omega, w.base_vel, w.omega_rel)
     com_world = w.base + np.einsum("nij,nj->ni", w.C_IF, c)
     torque_about_base = torque + np.cross(com_world - w.base, force)
     model = ArticulatedModel(tree.parent, tree.base_offset, tree.mass, c, inertia_base, K, C,

@@ -48,6 +48,7 @@ def test_bench_performance_json_has_every_row(monkeypatch):
         for key in ("seconds_per_step", "steps_per_second", "real_time_factor", "dt",
                     "microseconds_per_limb_step", "load_seconds"):
             assert positive(row[key]), (row["limbs"], row["integrator"], key, row[key])
+        assert row["threads"] == 1   # trees this small stay on one thread
         assert row["steps_per_second"] == pytest.approx(1 / row["seconds_per_step"])
         assert row["real_time_factor"] == pytest.approx(row["dt"] / row["seconds_per_step"])
         if row["integrator"] == "implicit":
@@ -56,6 +57,17 @@ def test_bench_performance_json_has_every_row(monkeypatch):
             for stage in ("wind_and_drag", "joint_forces", "recursion"):
                 assert positive(split[stage]), (row["limbs"], stage, split[stage])
             assert positive(row["seconds_per_step_no_wind"])
+
+
+def test_bench_performance_gives_a_row_on_one_thread_and_one_on_all(monkeypatch):
+    """Where a tree is shared among threads, the implicit step is measured on one thread (with
+    the split into stages) and on all; rk4 on all."""
+    monkeypatch.setenv("TREEDYN_THREADS", "2")
+    rows = bench_performance.measure(*bench_performance.build(1000))
+    assert [(row["integrator"], row["threads"]) for row in rows] == [
+        ("implicit", 1), ("implicit", 2), ("rk4", 2)]
+    assert "split_seconds" in rows[0] and "split_seconds" not in rows[1]
+    assert all(positive(row["seconds_per_step"]) for row in rows)
 
 
 @pytest.mark.parametrize("nominal", bench_performance.SIZES)
@@ -81,7 +93,8 @@ def test_bench_performance_repeat_gives_medians_and_ranges(monkeypatch):
     def fake_measure(sim, load_seconds, integrators):
         t = next(per_pass)
         return [bench_performance._with_rates(
-            {"limbs": sim.tree.n, "integrator": name, "dt": 1 / 120, "seconds_per_step": t,
+            {"limbs": sim.tree.n, "integrator": name, "threads": 1, "dt": 1 / 120,
+             "seconds_per_step": t,
              "load_seconds": load_seconds, **({"seconds_per_step_no_wind": t / 2,
                                                "split_seconds": dict.fromkeys(stages, t / 4)}
                                               if name == "implicit" else {})})

@@ -36,11 +36,10 @@ Simulation.from_data(data).step(1)
 print("\\n".join(compiled))
 """
 
-# Named as the compile events name them, less "treedyn_core." (the modules' subpackages too).
-LEAVES = ("dynamics.articulated.articulated_accelerations",
+LEAVES = ("dynamics.articulated.articulated_outward", "dynamics.articulated.articulated_inward",
           "dynamics.articulated.implicit_joint_blocks", "dynamics.articulated.subtree_sums",
           "dynamics.articulated.limb_inertias", "dynamics.aero.drag_loads",
-          "dynamics.wind.wind_velocity", "dynamics.aero.midpoints")
+          "dynamics.wind.wind_at_points", "dynamics.wind.wind_modes", "dynamics.aero.midpoints")
 
 
 @pytest.mark.slow

@@ -233,7 +233,7 @@ def test_tips_and_root_moment_describe_the_current_state():
     np.testing.assert_allclose(sim.tip, expected_tips, rtol=0, atol=1e-14)
     n = t.n
     theta, tau = np.empty((n, 3)), np.empty((n, 3))
-    joint_torques(sim.q, sim.v, sim.spring_q, t.stiffness, t.damping,
+    joint_torques(np.arange(n), sim.q, sim.v, sim.spring_q, t.stiffness, t.damping,
                   sim.stiffness_scale, sim.damping_scale, 0.0, theta, tau)
     expected_moment = sim.C_IF[0] @ tau[0]
     assert np.linalg.norm(expected_moment) > 1.0

@@ -48,7 +48,7 @@ def _trees(n, seed, integrator, dt, wind, rotation=0.3, rate=1.0):
     if wind is not STILL_AIR:
         air = rs.Air(sim.data["wind"]["air_density"], sim.data["wind"]["drag_coefficient"],
                      sim.data["wind"]["leaf_drag_coefficient"], wind["vogel_exponent"],
-                     rs.Wind.from_field(sim.wind))
+                     rs.SampledWind.from_field(sim.wind))
     model = rs.Model(tree, R_rest, SCALES["stiffness_scale"] * np.array(
                          [np.diag(limb["stiffness"]) for limb in limbs]),
                      SCALES["damping_scale"] * np.array(damping), sim.gravity,

@@ -23,6 +23,7 @@ from .dynamics.easing import UPDATE_INTERVAL, SliderEases
 from .dynamics.equilibrium import start_of
 from .dynamics.joints import joint_torques
 from .dynamics.models import ArticulatedDynamics, ModelDynamics, SeedModelDynamics
+from .dynamics.partition import PARALLEL_STEPS, partition
 from .dynamics.seed_model import SeedSystem
 from .dynamics.stability import RK4_STABILITY, SAFETY, fastest_rate
 from .dynamics.static_model import Model
@@ -96,7 +97,8 @@ class Simulation:
     and `.error`), or `Simulation.from_data(data)` with a validated preset dict."""
 
     def __init__(self, preset, *, integrator: str | None = None, model: str | None = None,
-                 dt: float | None = None, rtol: float | None = None, atol: float | None = None):
+                 dt: float | None = None, rtol: float | None = None, atol: float | None = None,
+                 threads: int | None = None):
         self.data = preset.data
         self.rtol = DEFAULT_RTOL if rtol is None else float(rtol)   # dop853 tolerances
         self.atol = DEFAULT_ATOL if atol is None else float(atol)
@@ -128,6 +130,10 @@ class Simulation:
         self._check_profile(self.wind.state[SPEED + TARGET])
         self.state = State(np.zeros((n, 4)), np.zeros((n, 3)), 0.0, self.wind.state)
         self._workspace = Workspace.zeros(n)
+        # the limbs as the step's threads share them (`partition`; threads None: the setting,
+        # `partition.thread_count`), and every limb in order
+        self.partition = partition(tree.parent, threads)
+        self._limbs = np.arange(n, dtype=np.int64)
         self._stale = False
         self._rk4_stages = RK4Stages.zeros(n)
         self._galpha_state = GalphaState.zeros(n)
@@ -231,7 +237,7 @@ class Simulation:
         return Air(bool(self.aerodynamics), t.length, t.radius, t.leaf_area, t.u,
                    float(wind["air_density"]), float(wind["drag_coefficient"]),
                    float(wind["leaf_drag_coefficient"]), float(wind["vogel_exponent"]),
-                   self.wind.inputs())
+                   self.wind.inputs(t.n))
 
     def system(self, air: Air | None = None) -> ArticulatedSystem:
         """The articulated model's record for the steppers (`systems.accelerations`), with
@@ -239,7 +245,7 @@ class Simulation:
         return ArticulatedSystem(self.articulated_model(), self._workspace,
                                  self.air() if air is None else air, _loads(self.ext_force),
                                  _loads(self.ext_torque), float(self.stiffness_scale),
-                                 float(self.damping_in_force), self.pull)
+                                 float(self.damping_in_force), self.pull, self.partition)
 
     # -- the state (`State`): joint quaternions and rates, time, the wind's state --------------
 
@@ -369,6 +375,7 @@ class Simulation:
             self.step(1)
         finally:
             self.state.assign(saved)
+            self.wind.resample()
             self._guard = None
             self._kinematics()
 
@@ -427,13 +434,14 @@ class Simulation:
         every call (≈ 8 µs, 3 % of a 1,000-limb step); a simulation's records keep their
         types (its own C-contiguous float64 arrays, scalars made float or bool in `system`),
         so the machine code the first call finds serves every later one."""
-        entry = self._entries.get(stepper)
-        if entry is not None:
-            return entry(*args)
-        result = stepper(*args)
-        signature = tuple(stepper.typeof_pyval(arg) for arg in args)
-        self._entries[stepper] = stepper.overloads[signature].entry_point
-        return result
+        with PARALLEL_STEPS:
+            entry = self._entries.get(stepper)
+            if entry is not None:
+                return entry(*args)
+            result = stepper(*args)
+            signature = tuple(stepper.typeof_pyval(arg) for arg in args)
+            self._entries[stepper] = stepper.overloads[signature].entry_point
+            return result
 
     def state_changed(self) -> None:
         """Say that q or v were changed in place: the outputs recompute the poses and
@@ -445,7 +453,7 @@ class Simulation:
     def _kinematics(self) -> None:
         self._stale = False
         t, w = self.tree, self._workspace
-        forward_kinematics(t.parent, t.base_offset, self.q, self.v, w.C_IF, w.base,
+        forward_kinematics(self._limbs, t.parent, t.base_offset, self.q, self.v, w.C_IF, w.base,
                            w.omega, w.base_vel, w.omega_rel)
 
     def saved_state(self) -> tuple:
@@ -460,6 +468,7 @@ class Simulation:
         q, v, self.time, wind, self.spring_C_rel = state
         self.eases.clear()
         self.q[:], self.v[:], self.wind.state[:] = q, v, wind
+        self.wind.resample()
         self._guard = None
         self._kinematics()
 
@@ -560,7 +569,7 @@ class Simulation:
     def _spring_errors(self, theta: np.ndarray) -> None:
         """The springs' error rotation vectors (N, 3) rad, child axes, into theta (in force)."""
         t = self.tree
-        joint_torques(self.q, self.v, self.spring_q, t.stiffness, t.damping,
+        joint_torques(self._limbs, self.q, self.v, self.spring_q, t.stiffness, t.damping,
                       self.stiffness_scale, 0.0, 0.0, theta, np.empty((t.n, 3)))
 
     def set_dt(self, dt: float) -> None:
@@ -680,10 +689,11 @@ class Simulation:
         if not self.aerodynamics:
             return np.zeros((t.n, 3))
         air = self.air()
-        midpoints(w.C_IF, w.base, w.omega, w.base_vel, t.length, t.u, w.mid, w.mid_vel, w.lever)
+        midpoints(self._limbs, w.C_IF, w.base, w.omega, w.base_vel, t.length, t.u, w.mid,
+                  w.mid_vel, w.lever)
         self.wind.velocity_at(w.mid, w.wind_at_mid)
         force, torque = np.empty((t.n, 3)), np.empty((t.n, 3))
-        drag_loads(w.wind_at_mid, w.mid_vel, w.lever, t.length, t.radius, t.leaf_area,
+        drag_loads(self._limbs, w.wind_at_mid, w.mid_vel, w.lever, t.length, t.radius, t.leaf_area,
                    air.air_density, air.drag_coefficient, air.leaf_drag_coefficient,
                    air.vogel_exponent, False, force, torque, w.drag_jacobian)
         return force

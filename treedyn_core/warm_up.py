@@ -250,7 +250,8 @@ def _warm(model: str, integrator: str, part: str) -> None:
 
         def on_end(self, e) -> None:
             name = e.data["dispatcher"].py_func
-            if name.__module__.startswith(__package__):
+            # (numba's own generated functions, e.g. a structref's constructor, have none)
+            if (name.__module__ or "").startswith(__package__):
                 print(f"{DONE} {name.__module__}.{name.__qualname__}", flush=True)
 
     event.register("numba:compile", Announce())
@@ -282,27 +283,30 @@ def _step_leaves(sim) -> list[Callable[[], object]]:
     the step from the top meets these from the other end, each loaded from the cache once
     this one has written it. The seed model's step has none of its own."""
     from .dynamics.aero import drag_loads, midpoints
-    from .dynamics.articulated import (ImplicitTerms, articulated_accelerations,
+    from .dynamics.articulated import (ImplicitTerms, articulated_inward, articulated_outward,
                                        implicit_joint_blocks, limb_inertias, subtree_sums)
-    from .dynamics.wind import wind_at
+    from .dynamics.wind import plan_samples, wind_at
 
     if sim.model != "articulated":
         return []
     system = sim.system()
     model, w, air = system.model, system.work, system.air
     terms = ImplicitTerms(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, False)
+    limbs = system.partition.top
     return [
-        lambda: articulated_accelerations(model, w),
-        lambda: implicit_joint_blocks(model, w, terms, w.vdot, w.vdot),
-        lambda: subtree_sums(model, w, False, False),
-        lambda: limb_inertias(model, w, w.total_force, w.total_torque, 0.0, False, w.vdot,
+        lambda: articulated_outward(limbs, model, w),
+        lambda: articulated_inward(limbs, model, w),
+        lambda: implicit_joint_blocks(limbs, model, w, terms, w.vdot, w.vdot),
+        lambda: subtree_sums(limbs, model, w, False, False),
+        lambda: limb_inertias(limbs, model, w, w.total_force, w.total_torque, 0.0, False, w.vdot,
                               w.vdot),
-        lambda: drag_loads(w.wind_at_mid, w.mid_vel, w.lever, air.length, air.radius,
+        lambda: drag_loads(limbs, w.wind_at_mid, w.mid_vel, w.lever, air.length, air.radius,
                            air.leaf_area, air.air_density, air.drag_coefficient,
                            air.leaf_drag_coefficient, air.vogel_exponent, False, w.aero_force,
                            w.aero_torque, w.drag_jacobian),
-        lambda: wind_at(w.mid, air.wind, w.wind_at_mid),
-        lambda: midpoints(w.C_IF, w.base, w.omega, w.base_vel, air.length, air.limb_u, w.mid,
+        lambda: wind_at(limbs, w.mid, air.wind, w.wind_at_mid),
+        lambda: plan_samples(air.wind),
+        lambda: midpoints(limbs, w.C_IF, w.base, w.omega, w.base_vel, air.length, air.limb_u, w.mid,
                           w.mid_vel, w.lever),
     ]
 

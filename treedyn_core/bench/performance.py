@@ -26,6 +26,7 @@ from .. import __version__
 from ..dynamics.aero import drag_loads, midpoints
 from ..dynamics.articulated import forward_kinematics, implicit_accelerations
 from ..dynamics.joints import joint_torques
+from ..dynamics.partition import partition, thread_count
 from ..model.generator import count_limbs
 from ..model.preset import load_preset, validate
 from ..numerics.kernel import kernel
@@ -36,9 +37,9 @@ RK4_MAX_LIMBS = 1_000
 SIZE_TOLERANCE = 0.05  # a bench tree's limb count within 5 % of its nominal size, if it can
 DT = 1.0 / 120.0
 TARGET_SECONDS = 0.6  # per measurement: enough repetitions to take a stable median
-# Physics runs on one thread: its CPU time is what it costs, and unlike wall time it does not
-# count the time another process had the core (the figures stay meaningful on a busy machine).
-clock = time.thread_time
+# Wall time: a step on several threads costs the time from its start to its end (the stepping
+# thread's CPU time, used while physics ran on one thread, does not see the others).
+clock = time.perf_counter
 
 
 def tree_of_size(target: int) -> dict:
@@ -106,20 +107,22 @@ def _split(sim: Simulation) -> dict[str, float]:
     air = sim.air()
     model = sim.articulated_model()
     theta_h = sim.theta_method * sim.dt
+    limbs = np.arange(t.n)
 
     def kinematics():
-        forward_kinematics(t.parent, t.base_offset, sim.q, sim.v, w.C_IF, w.base,
+        forward_kinematics(limbs, t.parent, t.base_offset, sim.q, sim.v, w.C_IF, w.base,
                            w.omega, w.base_vel, w.omega_rel)
 
     def wind_and_drag():
-        midpoints(w.C_IF, w.base, w.omega, w.base_vel, t.length, t.u, w.mid, w.mid_vel, w.lever)
+        midpoints(limbs, w.C_IF, w.base, w.omega, w.base_vel, t.length, t.u, w.mid, w.mid_vel,
+                  w.lever)
         sim.wind.velocity_at(w.mid, w.wind_at_mid)
-        drag_loads(w.wind_at_mid, w.mid_vel, w.lever, t.length, t.radius, t.leaf_area,
+        drag_loads(limbs, w.wind_at_mid, w.mid_vel, w.lever, t.length, t.radius, t.leaf_area,
                    air.air_density, air.drag_coefficient, air.leaf_drag_coefficient,
                    air.vogel_exponent, True, w.aero_force, w.aero_torque, w.drag_jacobian)
 
     def joint_forces():
-        joint_torques(sim.q, sim.v, sim.spring_q, t.stiffness, t.damping,
+        joint_torques(limbs, sim.q, sim.v, sim.spring_q, t.stiffness, t.damping,
                       sim.stiffness_scale, sim.damping_scale, theta_h, w.theta, w.tau)
 
     recursion = _compiled(implicit_accelerations, model, w, w.aero_force, w.aero_torque,
@@ -140,8 +143,12 @@ def build(target: int) -> tuple[Simulation, float]:
 
 
 def measure(sim: Simulation, load_seconds: float, integrators=("implicit", "rk4")) -> list[dict]:
-    """Rows of the table for one tree, one per integrator."""
+    """Rows of the table for one tree: the implicit step on one thread (with the split into
+    stages, timed on one thread) and, where the tree is shared among threads
+    (`partition.partition`), on all of them; rk4 on all."""
     rows = []
+    shared = sim.partition
+    alone = partition(sim.tree.parent, 1)
     for integrator in integrators:
         sim.reset()
         sim.set_integrator(integrator)
@@ -150,16 +157,21 @@ def measure(sim: Simulation, load_seconds: float, integrators=("implicit", "rk4"
         dt = DT if integrator == "implicit" else sim.rk4_stable_dt()
         sim.dt = dt
         sim.warm_up()
-        row = {"limbs": sim.tree.n, "integrator": integrator, "dt": dt,
-               "seconds_per_step": _median_seconds(lambda: sim.step(1)),
-               "load_seconds": load_seconds}
-        if integrator == "implicit":
-            row["split_seconds"] = _split(sim)
-            # the same step with the aerodynamics off (no wind field, no drag)
-            aerodynamics, sim.aerodynamics = sim.aerodynamics, False
-            row["seconds_per_step_no_wind"] = _median_seconds(lambda: sim.step(1))
-            sim.aerodynamics = aerodynamics
-        rows.append(_with_rates(row))
+        for part in ((alone, shared) if integrator == "implicit" and shared.groups > 1
+                     else (shared,)):
+            sim.partition = part
+            row = {"limbs": sim.tree.n, "integrator": integrator, "threads": max(part.groups, 1),
+                   "dt": dt, "seconds_per_step": _median_seconds(lambda: sim.step(1)),
+                   "load_seconds": load_seconds}
+            if integrator == "implicit":
+                if part.groups <= 1:
+                    row["split_seconds"] = _split(sim)
+                # the same step with the aerodynamics off (no wind field, no drag)
+                aerodynamics, sim.aerodynamics = sim.aerodynamics, False
+                row["seconds_per_step_no_wind"] = _median_seconds(lambda: sim.step(1))
+                sim.aerodynamics = aerodynamics
+            rows.append(_with_rates(row))
+    sim.partition = shared
     return rows
 
 
@@ -248,7 +260,8 @@ def machine() -> dict:
                        if line.startswith("model name"))
     except (OSError, StopIteration):
         pass
-    return {"cpu": cpu, "cpus": os.cpu_count(), "python": platform.python_version(),
+    return {"cpu": cpu, "cpus": os.cpu_count(), "threads": thread_count(),
+            "python": platform.python_version(),
             "numpy": np.__version__, "numba": numba.__version__, "scipy": scipy.__version__,
             "treedyn": __version__, "platform": platform.platform()}
 
@@ -263,7 +276,7 @@ def _print_row(row: dict, out, ranged: bool) -> None:
     if ranged:
         low, high = row["range_seconds_per_step"]
         spread = f"{f'{1e3 * low:.3f}–{1e3 * high:.3f}':>13} "
-    print(f"{row['limbs']:>8,} {row['integrator']:>10} {row['dt']:>9.2e} "
+    print(f"{row['limbs']:>8,} {row['integrator']:>10} {row['threads']:>7} {row['dt']:>9.2e} "
           f"{1e3 * row['seconds_per_step']:>9.3f} {spread}"
           f"{row['steps_per_second']:>9.0f} {row['real_time_factor']:>8.3g} "
           f"{row['microseconds_per_limb_step']:>8.3f} {parts} "
@@ -280,18 +293,19 @@ def run(sizes=SIZES, as_json: bool = False, out=sys.stdout, repeat: int = 1) -> 
     info = machine()
     ranged = repeat > 1
     if not as_json:
-        print(f"treedyn {info['treedyn']} on {info['cpu']} ({info['cpus']} CPUs), Python "
+        print(f"treedyn {info['treedyn']} on {info['cpu']} ({info['cpus']} CPUs; the step may use "
+              f"{info['threads']} threads, TREEDYN_THREADS), Python "
               f"{info['python']}, numpy {info['numpy']}, numba {info['numba']}", file=out)
         print("implicit at dt = 1/120 s, rk4 at its largest stable dt; wind 6 m/s, turbulence "
-              "0.2 (last column: implicit with the aerodynamics off); medians of the stepping "
-              "thread's CPU time after warm-up"
+              "0.2 (last column: implicit with the aerodynamics off); medians of the wall time "
+              "per step after warm-up; the split into stages timed on one thread"
               + (f", then over {repeat} passes (range: their lowest and highest ms/step)"
                  if ranged else "") + "\n", file=out)
-        print(f"{'limbs':>8} {'integrator':>10} {'dt s':>9} {'ms/step':>9} "
+        print(f"{'limbs':>8} {'integrator':>10} {'threads':>7} {'dt s':>9} {'ms/step':>9} "
               + (f"{'range':>13} " if ranged else "")
               + f"{'steps/s':>9} {'× real':>8} {'µs/limb':>8} {'wind+drag':>10} {'joints':>8} "
               f"{'recursion':>10} {'load s':>7} {'no wind':>8}", file=out)
-        print(f"{'':>8} {'':>10} {'':>9} {'':>9} " + (f"{'ms':>13} " if ranged else "")
+        print(f"{'':>8} {'':>10} {'':>7} {'':>9} {'':>9} " + (f"{'ms':>13} " if ranged else "")
               + f"{'':>9} {'':>8} {'':>8} {'ms':>10} {'ms':>8} {'ms':>10} {'':>7} "
               f"{'ms/step':>8}", file=out)
     trees, passes = [], [[] for _ in sizes]

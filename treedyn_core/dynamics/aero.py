@@ -26,6 +26,7 @@ import numpy as np
 from ..numerics import mat3 as m3
 from ..numerics.fastmath import fast_pow
 from ..numerics.kernel import kernel
+from ..numerics.runs import run_end
 
 VOGEL_REFERENCE_SPEED = 1.0  # U_v, m/s
 
@@ -49,10 +50,11 @@ class Air(NamedTuple):
 
 
 @kernel
-def midpoints(C_IF, base, omega, base_vel, length, u, mid, mid_vel, lever):
+def midpoints(limbs, C_IF, base, omega, base_vel, length, u, mid, mid_vel, lever):
     """Midpoints (N, 3) m, their velocities (N, 3) m/s, and lever arms base → midpoint (N, 3) m,
-    inertial axes, after forward_kinematics."""
-    for i in range(length.shape[0]):
+    inertial axes, of the limbs ``limbs`` (int array), after forward_kinematics."""
+    for k in range(limbs.shape[0]):
+        i = limbs[k]
         half = 0.5 * length[i]
         for r in range(3):
             lever[i, r] = half * (C_IF[i, r, 0] * u[i, 0] + C_IF[i, r, 1] * u[i, 1]
@@ -67,20 +69,26 @@ def midpoints(C_IF, base, omega, base_vel, length, u, mid, mid_vel, lever):
 
 
 @kernel
-def drag_loads(wind_at_mid, mid_vel, lever, length, radius, leaf_area, air_density,
+def drag_loads(limbs, wind_at_mid, mid_vel, lever, length, radius, leaf_area, air_density,
                drag_coefficient, leaf_drag_coefficient, vogel_exponent, with_jacobian,
                force, torque, jacobian):
-    """Drag force (N, 3) N at each midpoint, its torque about the base (N, 3) N m, and (when
-    with_jacobian) D = ∂F/∂v_rel (N, 3, 3) N s/m, all inertial axes. Returns nothing: writes."""
-    # The foliage's (|v|/U_v)^β first, in a loop that vectorises (fast_pow), held in
-    # force[:, 0] until the main loop overwrites it.
-    for i in range(length.shape[0]):
-        speed2 = 0.0
-        for r in range(3):
-            speed2 += (wind_at_mid[i, r] - mid_vel[i, r]) ** 2
-        relative = max(speed2, 1e-300) * (1.0 / VOGEL_REFERENCE_SPEED ** 2)
-        force[i, 0] = fast_pow(relative, 0.5 * vogel_exponent)
-    for i in range(length.shape[0]):
+    """Drag force (N, 3) N at the midpoint of each limb of ``limbs`` (int array), its torque
+    about the base (N, 3) N m, and (when with_jacobian) D = ∂F/∂v_rel (N, 3, 3) N s/m, all
+    inertial axes. Returns nothing: writes."""
+    # The foliage's (|v|/U_v)^β first, in loops that vectorise (fast_pow: over each run of
+    # consecutive limbs, `run_end`), held in force[:, 0] until the main loop overwrites it.
+    k = 0
+    while k < limbs.shape[0]:
+        end = run_end(limbs, k)
+        for i in range(limbs[k], limbs[k] + end - k):
+            speed2 = 0.0
+            for r in range(3):
+                speed2 += (wind_at_mid[i, r] - mid_vel[i, r]) ** 2
+            relative = max(speed2, 1e-300) * (1.0 / VOGEL_REFERENCE_SPEED ** 2)
+            force[i, 0] = fast_pow(relative, 0.5 * vogel_exponent)
+        k = end
+    for k in range(limbs.shape[0]):
+        i = limbs[k]
         v = m3.vsub(m3.vload(wind_at_mid[i]), m3.vload(mid_vel[i]))
         rho = m3.vload(lever[i])
         e = m3.vscale(2.0 / length[i], rho)           # the limb's unit axis

@@ -110,14 +110,16 @@ class Workspace(NamedTuple):
 
 
 @kernel
-def forward_kinematics(parent, base_offset, q, v, C_IF, base, omega, base_vel, omega_rel):
-    """Outward pass: poses and velocities of every limb from the joint state.
+def forward_kinematics(limbs, parent, base_offset, q, v, C_IF, base, omega, base_vel, omega_rel):
+    """Outward pass: poses and velocities of the limbs ``limbs`` (int array, breadth-first
+    order, their parents' already known or among them) from the joint state.
 
     q (N, 4) joint quaternions (child → parent), v (N, 3) rad/s joint rates in child axes.
     Writes C_IF (N, 3, 3) limb → inertial, base (N, 3) m, omega (N, 3) rad/s
     and base_vel (N, 3) m/s in inertial axes, omega_rel = C_IF v (N, 3).
     """
-    for i in range(parent.shape[0]):
+    for k in range(limbs.shape[0]):
+        i = limbs[k]
         R = quat_matrix(q[i])
         p = parent[i]
         if p < 0:
@@ -150,12 +152,15 @@ def limb_tips(C_IF, base, length, u, tip):
 
 
 @kernel
-def subtree_sums(model, w, gravity_stiffness, load_stiffness):
+def subtree_sums(limbs, model, w, gravity_stiffness, load_stiffness):
     """Inward sums over each limb's subtree of the terms `limb_inertias` wrote per limb, the
     inputs of `implicit_joint_blocks`: with gravity_stiffness, its mass ``w.sub_m`` (kg) and
     first moment about the origin ``w.sub_h`` = Σ m r_com (kg m); with load_stiffness, the
-    applied forces as Σ|F| ``w.sub_fw`` (N), Σ|F| r ``w.sub_fh`` (N m) and ΣF ``w.sub_f`` (N)."""
-    for i in range(model.parent.shape[0] - 1, -1, -1):
+    applied forces as Σ|F| ``w.sub_fw`` (N), Σ|F| r ``w.sub_fh`` (N m) and ΣF ``w.sub_f`` (N).
+    Over ``limbs`` (int array, breadth-first order) from the last: each one's sums are
+    complete once its children's are added (they are among ``limbs``, or were summed before)."""
+    for k in range(limbs.shape[0] - 1, -1, -1):
+        i = limbs[k]
         p = model.parent[i]
         if p < 0:
             continue
@@ -197,8 +202,8 @@ def _implicit_stiffness(K, h2, rate_h, omega_rel, reference, D, Q):
 
 
 @kernel
-def implicit_joint_blocks(model, w, terms, rate_ref, position_ref):
-    """Each joint's implicit blocks (inertial axes) into ``w.D0`` (N, 6) and its torque
+def implicit_joint_blocks(limbs, model, w, terms, rate_ref, position_ref):
+    """The implicit blocks of the joints of ``limbs`` (int array) (inertial axes) into ``w.D0`` (N, 6) and its torque
     ``w.tau`` (child axes) with their corrections into ``w.Q`` (N, 3) N m, inertial axes;
     terms: `ImplicitTerms`; rate_ref, position_ref (N, 3) rad/s², child axes, the references of
     the dampings and of the stiffnesses (read if ``terms.about_reference``).
@@ -212,7 +217,8 @@ def implicit_joint_blocks(model, w, terms, rate_ref, position_ref):
     the stiffnesses' h2·K position_ref. After `subtree_sums`.
     """
     g = m3.vload(model.gravity)
-    for i in range(model.parent.shape[0]):
+    for k in range(limbs.shape[0]):
+        i = limbs[k]
         C = m3.load(w.C_IF[i])
         b = m3.vload(w.base[i])
         w_rel = m3.vload(w.omega_rel[i])
@@ -276,8 +282,11 @@ def _point_acceleration(model, w, i, point, share, rate_ref, position_ref):
 
 
 @kernel
-def limb_inertias(model, w, force, torque, drag_h, about_reference, x_ref, position_ref):
-    """Pass 1 of RBDA Table 7.1 (independent per limb): each limb's spatial inertia about its
+def limb_inertias(limbs, model, w, force, torque, drag_h, about_reference, x_ref,
+                  position_ref):
+    """Pass 1 of RBDA Table 7.1 (independent per limb) over ``limbs`` (int array, breadth-first
+    order; with drag_h > 0 and about_reference an outward pass: their parents' done first):
+    each limb's spatial inertia about its
     base ``w.IA_*`` = I_i (plus an added point mass ``w.point_mass`` at ``w.point_lever``, and
     with drag_h > 0 the drag's, both by `drag_added_inertia`), its bias
     force ``w.pA_*`` = v ×* I v − f_ext and its velocity-product acceleration ``w.c_*``; and
@@ -295,7 +304,8 @@ def limb_inertias(model, w, force, torque, drag_h, about_reference, x_ref, posit
     parent = model.parent
     g = m3.vload(model.gravity)
     reference = drag_h > 0.0 and about_reference
-    for i in range(parent.shape[0]):
+    for k in range(limbs.shape[0]):
+        i = limbs[k]
         C = m3.load(w.C_IF[i])
         om = m3.vload(w.omega[i])
         b = m3.vload(w.base[i])
@@ -365,37 +375,43 @@ def implicit_accelerations(model, w, force, torque, armature_k, armature_c, grav
                            drag_h):
     """Joint accelerations ``w.vdot`` (N, 3) rad/s², child axes, of the θ-method's linear
     system (`ImplicitTerms.theta_method` with θh = gravity_theta_h and the joints'
-    armatures given): `linearised_accelerations`. All zero: the plain forward dynamics
-    with joint torques ``w.tau``."""
+    armatures given): `linearised_accelerations` over every limb. All zero: the plain forward
+    dynamics with joint torques ``w.tau``."""
     terms = ImplicitTerms(armature_k, armature_c, gravity_theta_h * gravity_theta_h,
                           gravity_theta_h, drag_h * drag_h, drag_h, drag_h, False)
-    linearised_accelerations(model, w, force, torque, terms, w.vdot, w.vdot)
-
-
-@kernel(inline="always")
-def linearised_accelerations(model, w, force, torque, terms, rate_ref, position_ref):
-    """Joint accelerations ``w.vdot`` (N, 3) rad/s², child axes, of the implicit step's
-    linear system (`ImplicitTerms` terms; if ``terms.about_reference``, the dampings about
-    rate_ref and the stiffnesses about position_ref, (N, 3) rad/s², child axes, neither
-    ``w.vdot``): Table 7.1's pass 1
-    (`limb_inertias`, with the drag's added inertia), the stages that add the integrator's
-    implicit joint terms (`subtree_sums`, `implicit_joint_blocks`), then the recursion
-    (`articulated_accelerations`). force, torque (N, 3): applied loads, N at the base and
-    N m about it, inertial axes. After forward_kinematics (and, with drag_h > 0, the drag's
-    stage of `aero`).
-    """
-    limb_inertias(model, w, force, torque, terms.drag_h, terms.about_reference, rate_ref,
-                  position_ref)
-    subtree_sums(model, w, terms.gravity_h2 > 0.0, terms.drag_h > 0.0)
-    implicit_joint_blocks(model, w, terms, rate_ref, position_ref)
-    articulated_accelerations(model, w)
+    limbs = np.arange(model.parent.shape[0])
+    linearised_accelerations(limbs, model, w, force, torque, terms, w.vdot, w.vdot)
 
 
 @kernel
-def articulated_accelerations(model, w):
-    """RBDA Table 7.1, passes 2 and 3, in base-point coordinates: joint accelerations
-    ``w.vdot`` (N, 3), rad/s², child axes, after pass 1 (`limb_inertias`: I_i, pA_i, c_i)
-    and each joint's D0 and Q (`implicit_joint_blocks`).
+def linearised_accelerations(limbs, model, w, force, torque, terms, rate_ref, position_ref):
+    """Joint accelerations ``w.vdot`` (N, 3) rad/s², child axes, of the implicit step's
+    linear system (`ImplicitTerms` terms; if ``terms.about_reference``, the dampings about
+    rate_ref and the stiffnesses about position_ref, (N, 3) rad/s², child axes, neither
+    ``w.vdot``), for a whole tree's ``limbs`` (int array, breadth-first order): Table 7.1's
+    pass 1 (`limb_inertias`, with the drag's added inertia), the stages that add the
+    integrator's implicit joint terms (`subtree_sums`, `implicit_joint_blocks`), then the
+    recursion's passes 2 and 3 (`articulated_inward`, `articulated_outward`). force, torque
+    (N, 3): applied loads, N at the base and N m about it, inertial axes. After
+    forward_kinematics (and, with drag_h > 0, the drag's stage of `aero`). The step runs the
+    same stages over the subtrees of a `partition.Partition` in parallel
+    (`systems.articulated_dynamics`).
+    """
+    limb_inertias(limbs, model, w, force, torque, terms.drag_h, terms.about_reference, rate_ref,
+                  position_ref)
+    subtree_sums(limbs, model, w, terms.gravity_h2 > 0.0, terms.drag_h > 0.0)
+    implicit_joint_blocks(limbs, model, w, terms, rate_ref, position_ref)
+    articulated_inward(limbs, model, w)
+    articulated_outward(limbs, model, w)
+
+
+@kernel
+def articulated_inward(limbs, model, w):
+    """RBDA Table 7.1, pass 2, in base-point coordinates, over ``limbs`` (int array,
+    breadth-first order) from the last: articulated inertias IA and bias forces pA, each
+    limb's added to its parent's (its children's were added before: they are among ``limbs``
+    or were passed before). After pass 1 (`limb_inertias`: I_i, pA_i, c_i) and each joint's
+    D0 and Q (`implicit_joint_blocks`).
 
     The 6×6 articulated inertia of limb i is IA = [IA_A, IA_B; IA_Bᵀ, IA_C] (3×3 blocks;
     IA_A, IA_C, D0 and D_inv symmetric, (N, 6) upper triangles, `mat3.load_sym`), its bias
@@ -403,11 +419,8 @@ def articulated_accelerations(model, w):
     base), so U = IA S = [IA_A; IA_Bᵀ], D = Sᵀ U + D0 and u = Q − Sᵀ pA.
     """
     parent = model.parent
-    n = parent.shape[0]
-    g = m3.vload(model.gravity)
-
-    # Pass 2 (inward): articulated inertias IA and bias forces pA.
-    for i in range(n - 1, -1, -1):
+    for k in range(limbs.shape[0] - 1, -1, -1):
+        i = limbs[k]
         A = m3.load_sym(w.IA_A[i])
         D_i = m3.inverse_symmetric(m3.add(m3.load_sym(w.D0[i]), A))   # D⁻¹, D = Sᵀ IA S + D0
         u_i = m3.vsub(m3.vload(w.Q[i]), m3.vload(w.pA_w[i]))
@@ -445,8 +458,16 @@ def articulated_accelerations(model, w):
         m3.vadd_into(m3.vadd(pa_w, m3.cross(d, pa_f)), w.pA_w[p])
         m3.vadd_into(pa_f, w.pA_f[p])
 
-    # Pass 3 (outward): accelerations.
-    for i in range(n):
+
+@kernel
+def articulated_outward(limbs, model, w):
+    """RBDA Table 7.1, pass 3, over ``limbs`` (int array, breadth-first order, their parents'
+    accelerations known or among them): joint accelerations ``w.vdot`` (N, 3), rad/s², child
+    axes, and spatial accelerations ``w.acc_*``, after pass 2 (`articulated_inward`)."""
+    parent = model.parent
+    g = m3.vload(model.gravity)
+    for k in range(limbs.shape[0]):
+        i = limbs[k]
         p = parent[i]
         a_w = m3.vload(w.c_w[i])
         a_f = m3.vload(w.c_f[i])

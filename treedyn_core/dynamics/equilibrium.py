@@ -80,8 +80,8 @@ class MeanDrag:
         lever = 0.5 * t.length[:, None] * np.einsum("nij,nj->ni", config.C_IF, t.u)
         mid = config.base + lever
         force, torque = np.empty((t.n, 3)), np.empty((t.n, 3))
-        drag_loads(np.ascontiguousarray(sim.wind.mean_velocity(mid[:, 2])), np.zeros((t.n, 3)),
-                   np.ascontiguousarray(lever), t.length, t.radius, t.leaf_area,
+        drag_loads(np.arange(t.n), np.ascontiguousarray(sim.wind.mean_velocity(mid[:, 2])),
+                   np.zeros((t.n, 3)), np.ascontiguousarray(lever), t.length, t.radius, t.leaf_area,
                    float(wind["air_density"]), float(wind["drag_coefficient"]),
                    float(wind["leaf_drag_coefficient"]), float(wind["vogel_exponent"]), False,
                    force, torque, np.empty((t.n, 3, 3)))

@@ -210,13 +210,16 @@ def load_stiffness_magnitude(F, rho):
 
 
 @kernel
-def joint_torques(q, v, spring_q, stiffness, damping, k_scale, c_scale, implicit_kv, theta, tau):
-    """Spring + damper torques (N, 3), N m, child axes; minus implicit_kv·K v (the θh K v of
+def joint_torques(limbs, q, v, spring_q, stiffness, damping, k_scale, c_scale, implicit_kv, theta,
+                  tau):
+    """Spring + damper torques (N, 3), N m, child axes, of the joints of ``limbs`` (int array);
+    minus implicit_kv·K v (the θh K v of
     the θ-method's right-hand side; 0 for explicit methods). q (N, 4) joint quaternions,
     spring_q (N, 4) the springs' rest orientations, both child → parent. Writes the springs'
     error rotation vectors into theta (N, 3), rad. Returns the spring energy, J."""
     energy = 0.0
-    for i in range(q.shape[0]):
+    for k in range(limbs.shape[0]):
+        i = limbs[k]
         theta_i, spring, V = spring_torque_q(q[i], spring_q[i], stiffness[i], k_scale)
         rate_matrix = m3.add(m3.scale(c_scale, m3.load(damping[i])),
                              m3.scale(implicit_kv * k_scale, m3.load(stiffness[i])))

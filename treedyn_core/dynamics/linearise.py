@@ -268,7 +268,7 @@ class Configuration:
         t, sim, n = self.tree, self.sim, self.tree.n
         tau = np.empty((n, 3))
         # the springs set (`sim.spring_C_rel`), not those of a stiffness change easing in
-        joint_torques(so3.quats_from_matrices(self.R_rel), np.zeros((n, 3)),
+        joint_torques(np.arange(n), so3.quats_from_matrices(self.R_rel), np.zeros((n, 3)),
                       so3.quats_from_matrices(sim.spring_C_rel),
                       t.stiffness, t.damping, sim.stiffness_scale, 0.0, 0.0, np.empty((n, 3)), tau)
         G = np.empty((n, 3))

@@ -78,14 +78,14 @@ class ArticulatedDynamics:
         t, w = sim.tree, sim.workspace
         kinetic, gravity = mechanical_energy(t.mass, t.com_offset, t.inertia_com, w.C_IF, w.base,
                                              w.omega, w.base_vel, sim.gravity)
-        spring = joint_torques(sim.q, sim.v, sim.spring_q, t.stiffness, t.damping,
+        spring = joint_torques(np.arange(t.n), sim.q, sim.v, sim.spring_q, t.stiffness, t.damping,
                                sim.stiffness_scale, sim.damping_in_force, 0.0, w.theta, w.tau)
         return kinetic, gravity, spring
 
     def root_moment(self, sim) -> np.ndarray:
         t, w = sim.tree, sim.workspace
         root = slice(0, 1)  # the root is limb 0 (breadth-first): its joint alone, O(1)
-        joint_torques(sim.q[root], sim.v[root], sim.spring_q[root], t.stiffness[root],
+        joint_torques(np.arange(1), sim.q[root], sim.v[root], sim.spring_q[root], t.stiffness[root],
                       t.damping[root], sim.stiffness_scale, sim.damping_in_force, 0.0,
                       w.theta[root], w.tau[root])
         return w.C_IF[0] @ w.tau[0]

@@ -86,7 +86,8 @@ def prestressed_spring_rotations(tree, gravity: np.ndarray, k_scale: float) -> n
     v = np.zeros((n, 3))
     C_IF = np.empty((n, 3, 3))
     base, omega, base_vel, omega_rel = (np.empty((n, 3)) for _ in range(4))
-    forward_kinematics(tree.parent, tree.base_offset, q, v, C_IF, base, omega, base_vel, omega_rel)
+    forward_kinematics(np.arange(n), tree.parent, tree.base_offset, q, v, C_IF, base, omega,
+                       base_vel, omega_rel)
     G = np.empty((n, 3))
     subtree_gravity_moments(tree.parent, tree.mass, tree.com_offset, C_IF, base,
                             np.asarray(gravity, float), np.empty(n), np.empty((n, 3)), G)

@@ -63,7 +63,7 @@ from ..numerics.so3 import (exp_many, quat_conj_mul, quat_matrix, quat_mul, quat
                             quats_from_matrices)
 from .aero import Air, drag_loads, midpoints
 from .joints import error_rotation_vector, gravity_stiffness_psd
-from .wind import wind_at
+from .wind import plan_samples, wind_at
 
 # Spring stiffness of the seed's moment −K (E − Eᵀ)^∨ at rest, in units of K.
 SEED_SPRING_FACTOR = 2.0
@@ -308,11 +308,13 @@ class SeedWork(NamedTuple):
     aero_damping: np.ndarray   # (N, 3, 3) N m s, the drag's damping of the limb's own rate
     total_torque: np.ndarray   # (N, 3) N m, external + aerodynamic
     vdot: np.ndarray           # (N, 3) rad/s², the body rates' derivative (or increments a)
+    limbs: np.ndarray          # (N,) int64, 0 … N − 1: every limb, for the shared aero stages
 
     @classmethod
     def zeros(cls, n: int) -> "SeedWork":
         matrices = {"C_IF", "R_rel", "D", "D_inv", "U", "L", "drag_jacobian", "aero_damping"}
-        return cls(*(np.zeros((n, 3, 3) if name in matrices else (n, 3))
+        return cls(*(np.arange(n, dtype=np.int64) if name == "limbs"
+                     else np.zeros((n, 3, 3) if name in matrices else (n, 3))
                      for name in cls._fields))
 
 
@@ -350,10 +352,11 @@ def seed_dynamics(system, qa, omega, implicit_h, drag_h):
     if air.enabled:
         seed_kinematics(parent, model.base_offset, w.C_IF, omega, w.base, w.base_vel,
                         w.omega_world)
-        midpoints(w.C_IF, w.base, w.omega_world, w.base_vel, air.length, air.limb_u, w.mid,
-                  w.mid_vel, w.lever)
-        wind_at(w.mid, air.wind, w.wind_at_mid)
-        drag_loads(w.wind_at_mid, w.mid_vel, w.lever, air.length, air.radius, air.leaf_area,
+        midpoints(w.limbs, w.C_IF, w.base, w.omega_world, w.base_vel, air.length, air.limb_u,
+                  w.mid, w.mid_vel, w.lever)
+        plan_samples(air.wind)
+        wind_at(w.limbs, w.mid, air.wind, w.wind_at_mid)
+        drag_loads(w.limbs, w.wind_at_mid, w.mid_vel, w.lever, air.length, air.radius, air.leaf_area,
                    air.air_density, air.drag_coefficient, air.leaf_drag_coefficient,
                    air.vogel_exponent, theta_h > 0.0, w.aero_force, w.aero_torque,
                    w.drag_jacobian)

@@ -23,16 +23,20 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+from numba import prange, types
+from numba.experimental import structref
 from numba.extending import overload
 
 from ..numerics import mat3 as m3
 from ..numerics.kernel import KERNEL_OPTIONS, kernel
 from .aero import Air, drag_loads, midpoints
-from .articulated import (ArticulatedModel, ImplicitTerms, Workspace, forward_kinematics,
-                          linearised_accelerations)
+from .articulated import (ArticulatedModel, ImplicitTerms, Workspace, articulated_inward,
+                          articulated_outward, forward_kinematics, implicit_joint_blocks,
+                          limb_inertias, subtree_sums)
 from .joints import joint_torques
+from .partition import Partition
 from .seed_model import SeedSystem, seed_dynamics
-from .wind import advance_wind, wind_at
+from .wind import advance_wind, plan_samples, wind_at
 
 
 class Pull(NamedTuple):
@@ -62,38 +66,38 @@ class ArticulatedSystem(NamedTuple):
     k_scale: float             # stiffness scale
     c_scale: float             # damping scale
     pull: Pull
+    partition: Partition       # the limbs as the threads share them (`partition.partition`)
 
 
-# Inlined, as `_articulated` is: a kernel call that is handed a record costs two atomic
-# reference-count updates per array of it (`_dispatcher`).
 @kernel(inline="always")
-def pull_load(pull, w, rate_h, position_h2, stiffness_rate_h, force, torque):
-    """Add the pull's force at its point (and its moment about the limb's base) to force and
-    torque (N, 3), and its implicit terms to ``w.point_mass``: as the implicit steps treat a
+def pull_load(limbs, pull, w, rate_h, position_h2, stiffness_rate_h, force, torque):
+    """Over ``limbs`` (int array): if the pulled limb is among them, add the pull's force at its
+    point (and its moment about the limb's base) to force and torque (N, 3), and its implicit
+    terms to ``w.point_mass`` (0 for the others): as the implicit steps treat a
     stiff joint, with K = k JᵀJ, C = c JᵀJ (J: joint rates → the point's velocity) an added
     mass rate_h c + position_h2 k at the point (``w.point_rate_share``: the damper's part),
     and the force −stiffness_rate_h k ṗ. The θ-method: rate_h = stiffness_rate_h = θh,
     position_h2 = (θh)², (M + θhC + θ²h²K) a = f − θhK v; generalized-α: c_v, c_q and 0, the
     added mass about the iteration's references (`articulated.limb_inertias`). All 0:
     explicit. After forward_kinematics."""
-    for i in range(w.point_mass.shape[0]):
+    for k in range(limbs.shape[0]):
+        i = limbs[k]
         w.point_mass[i] = 0.0
-    i = pull.limb
-    if i < 0:
-        return
-    C = m3.load(w.C_IF[i])
-    rho = m3.matvec(C, m3.vload(pull.offset))
-    p = m3.vadd(m3.vload(w.base[i]), rho)
-    p_dot = m3.vadd(m3.vload(w.base_vel[i]), m3.cross(m3.vload(w.omega[i]), rho))
-    F = m3.vsub(m3.vscale(pull.stiffness, m3.vsub(m3.vload(pull.target), p)),
-                m3.vscale(pull.damping + stiffness_rate_h * pull.stiffness, p_dot))
-    m3.vadd_into(F, force[i])
-    m3.vadd_into(m3.cross(rho, F), torque[i])
-    damper = rate_h * pull.damping
-    added = damper + position_h2 * pull.stiffness
-    w.point_mass[i] = added
-    w.point_rate_share[i] = damper / added if added > 0.0 else 0.0
-    m3.vstore(rho, w.point_lever[i])
+        if i != pull.limb:
+            continue
+        C = m3.load(w.C_IF[i])
+        rho = m3.matvec(C, m3.vload(pull.offset))
+        p = m3.vadd(m3.vload(w.base[i]), rho)
+        p_dot = m3.vadd(m3.vload(w.base_vel[i]), m3.cross(m3.vload(w.omega[i]), rho))
+        F = m3.vsub(m3.vscale(pull.stiffness, m3.vsub(m3.vload(pull.target), p)),
+                    m3.vscale(pull.damping + stiffness_rate_h * pull.stiffness, p_dot))
+        m3.vadd_into(F, force[i])
+        m3.vadd_into(m3.cross(rho, F), torque[i])
+        damper = rate_h * pull.damping
+        added = damper + position_h2 * pull.stiffness
+        w.point_mass[i] = added
+        w.point_rate_share[i] = damper / added if added > 0.0 else 0.0
+        m3.vstore(rho, w.point_lever[i])
 
 
 @kernel
@@ -133,38 +137,129 @@ def _articulated(system, q, v, implicit_kv, terms, pull_rate_h, pull_position_h2
                  position_ref, sample_wind):
     """The articulated model's accelerations for `ImplicitTerms` terms (and references), the
     springs' right-hand side less implicit_kv K v, the pull's spring implicit with
-    pull_rate_h, pull_position_h2 and implicit_kv (`pull_load`). Stages: kinematics → the pull →
-    aerodynamic loads (if ``air.enabled``) → joint torques → articulated-body recursion. With
-    air or a pull, the loads given are added to theirs. sample_wind False: the wind velocities
-    at the midpoints are the last call's."""
-    model, w, air = system.model, system.work, system.air
-    forward_kinematics(model.parent, model.base_offset, q, v, w.C_IF, w.base, w.omega,
-                       w.base_vel, w.omega_rel)
+    pull_rate_h, pull_position_h2 and implicit_kv (`pull_load`). With air or a pull, the loads
+    given are added to theirs. sample_wind False: the wind velocities at the midpoints are the
+    last call's.
+
+    Three sweeps over the tree (RBDA Table 7.1's three passes), each over the partition's top
+    on this thread and over its groups in parallel (`partition`): outward, the stages that
+    are one limb's own (`_limb_stages`); inward, the subtree sums, the joints' implicit
+    blocks and pass 2 (`_subtree_stages`); outward, pass 3."""
+    model, w, air, part = system.model, system.work, system.air, system.partition
     force, torque = system.ext_force, system.ext_torque
-    if air.enabled or system.pull.limb >= 0:   # the loads given plus drag and pull
-        for i in range(w.total_force.shape[0]):
-            for r in range(3):
-                w.total_force[i, r] = force[i, r]
-                w.total_torque[i, r] = torque[i, r]
+    copy_loads = air.enabled or system.pull.limb >= 0
+    if copy_loads:   # the loads given plus drag and pull
         force, torque = w.total_force, w.total_torque
-    pull_load(system.pull, w, pull_rate_h, pull_position_h2, implicit_kv, force, torque)
-    if air.enabled:
-        midpoints(w.C_IF, w.base, w.omega, w.base_vel, air.length, air.limb_u, w.mid, w.mid_vel,
-                  w.lever)
-        if sample_wind:
-            wind_at(w.mid, air.wind, w.wind_at_mid)
-        drag_loads(w.wind_at_mid, w.mid_vel, w.lever, air.length, air.radius, air.leaf_area,
-                   air.air_density, air.drag_coefficient, air.leaf_drag_coefficient,
-                   air.vogel_exponent, terms.drag_h > 0.0, w.aero_force, w.aero_torque,
-                   w.drag_jacobian)
-        for i in range(w.total_force.shape[0]):
-            for r in range(3):
-                w.total_force[i, r] += w.aero_force[i, r]
-                w.total_torque[i, r] += w.aero_torque[i, r]
-    joint_torques(q, v, model.spring_q, model.stiffness, model.damping, system.k_scale,
-                  system.c_scale, implicit_kv, w.theta, w.tau)
-    linearised_accelerations(model, w, force, torque, terms, rate_ref, position_ref)
+    # (a runtime bool: a literal True here would make the stages a second compile)
+    sample = sample_wind and air.enabled
+    if sample:
+        plan_samples(air.wind)
+    grouped = part.starts.shape[0] > 1
+    _limb_stages(part.top, system, q, v, implicit_kv, terms, pull_rate_h, pull_position_h2,
+                 rate_ref, position_ref, sample, copy_loads, force, torque)
+    if grouped:
+        # made only where there are groups: a small tree's step does not pay for it
+        stages = StageArguments(system, q, v, implicit_kv, terms, pull_rate_h, pull_position_h2,
+                                rate_ref, position_ref, sample, copy_loads, force, torque)
+        _limb_stages_in_groups(part.limbs, part.starts, stages)
+        _subtree_stages_in_groups(part.limbs, part.starts, stages)
+    _subtree_stages(part.top, model, w, terms, rate_ref, position_ref)
+    articulated_outward(part.top, model, w)
+    if grouped:
+        _outward_in_groups(part.limbs, part.starts, stages)
     return w.vdot
+
+
+@structref.register
+class _StageArgumentsType(types.StructRef):
+    def preprocess_fields(self, fields):
+        return tuple((name, types.unliteral(kind)) for name, kind in fields)
+
+
+class StageArguments(structref.StructRefProxy):
+    """What the stages of one call take besides their limbs, as one reference (made in
+    compiled code): numba's parallel loops take arrays and numbers, not records (it reads a
+    tuple as an array's shape), so the records reach the groups inside this."""
+
+
+structref.define_proxy(StageArguments, _StageArgumentsType, [
+    "system", "q", "v", "implicit_kv", "terms", "pull_rate_h", "pull_position_h2", "rate_ref",
+    "position_ref", "sample_wind", "copy_loads", "force", "torque"])
+
+
+# Not inlined: the top and the groups run one compiled copy, so a limb's terms are the same
+# arithmetic wherever it is (two inlined copies may fuse multiply-adds differently).
+@kernel
+def _limb_stages(limbs, system, q, v, implicit_kv, terms, pull_rate_h, pull_position_h2,
+                 rate_ref, position_ref, sample_wind, copy_loads, force, torque):
+    """The first sweep over ``limbs`` (int array, breadth-first, their parents done):
+    kinematics → the pull → aerodynamic loads (if ``air.enabled``; the wind sampled if
+    sample_wind) → joint torques → pass 1 of the recursion (`articulated.limb_inertias`).
+    copy_loads: force, torque are the work arrays that take the given loads plus drag and
+    pull."""
+    model, w, air = system.model, system.work, system.air
+    forward_kinematics(limbs, model.parent, model.base_offset, q, v, w.C_IF, w.base, w.omega,
+                       w.base_vel, w.omega_rel)
+    if copy_loads:
+        for k in range(limbs.shape[0]):
+            i = limbs[k]
+            for r in range(3):
+                force[i, r] = system.ext_force[i, r]
+                torque[i, r] = system.ext_torque[i, r]
+    pull_load(limbs, system.pull, w, pull_rate_h, pull_position_h2, implicit_kv, force, torque)
+    if air.enabled:
+        midpoints(limbs, w.C_IF, w.base, w.omega, w.base_vel, air.length, air.limb_u, w.mid,
+                  w.mid_vel, w.lever)
+        if sample_wind:
+            wind_at(limbs, w.mid, air.wind, w.wind_at_mid)
+        drag_loads(limbs, w.wind_at_mid, w.mid_vel, w.lever, air.length, air.radius,
+                   air.leaf_area, air.air_density, air.drag_coefficient,
+                   air.leaf_drag_coefficient, air.vogel_exponent, terms.drag_h > 0.0,
+                   w.aero_force, w.aero_torque, w.drag_jacobian)
+        for k in range(limbs.shape[0]):
+            i = limbs[k]
+            for r in range(3):
+                force[i, r] += w.aero_force[i, r]
+                torque[i, r] += w.aero_torque[i, r]
+    joint_torques(limbs, q, v, model.spring_q, model.stiffness, model.damping, system.k_scale,
+                  system.c_scale, implicit_kv, w.theta, w.tau)
+    limb_inertias(limbs, model, w, force, torque, terms.drag_h, terms.about_reference, rate_ref,
+                  position_ref)
+
+
+@kernel
+def _subtree_stages(limbs, model, w, terms, rate_ref, position_ref):
+    """The second sweep over ``limbs`` (int array, breadth-first, from the last; their
+    children done): the subtree sums, the joints' implicit blocks, pass 2 of the recursion."""
+    subtree_sums(limbs, model, w, terms.gravity_h2 > 0.0, terms.drag_h > 0.0)
+    implicit_joint_blocks(limbs, model, w, terms, rate_ref, position_ref)
+    articulated_inward(limbs, model, w)
+
+
+@kernel(parallel=True)
+def _limb_stages_in_groups(limbs, starts, a):
+    """`_limb_stages` over each group of a partition (group g: limbs[starts[g]:starts[g + 1]]),
+    the groups in parallel; a: `StageArguments`."""
+    for g in prange(starts.shape[0] - 1):
+        _limb_stages(limbs[starts[g]:starts[g + 1]], a.system, a.q, a.v, a.implicit_kv,
+                     a.terms, a.pull_rate_h, a.pull_position_h2, a.rate_ref, a.position_ref,
+                     a.sample_wind, a.copy_loads, a.force, a.torque)
+
+
+@kernel(parallel=True)
+def _subtree_stages_in_groups(limbs, starts, a):
+    """`_subtree_stages` over each group of a partition, the groups in parallel."""
+    for g in prange(starts.shape[0] - 1):
+        _subtree_stages(limbs[starts[g]:starts[g + 1]], a.system.model, a.system.work, a.terms,
+                        a.rate_ref, a.position_ref)
+
+
+@kernel(parallel=True)
+def _outward_in_groups(limbs, starts, a):
+    """Pass 3 (`articulated.articulated_outward`) over each group of a partition, in
+    parallel."""
+    for g in prange(starts.shape[0] - 1):
+        articulated_outward(limbs[starts[g]:starts[g + 1]], a.system.model, a.system.work)
 
 
 def _dispatcher(table: dict, name: str, doc: str):

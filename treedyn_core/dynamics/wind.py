@@ -26,7 +26,7 @@ kilometres upwind after a long run, which would sweep the pattern past the
 tree faster than any gust.
 
 The changing state is a small float64 array (`STATE_SIZE`, indices below) so
-that a compiled stepping loop can call `advance_wind` and `wind_velocity`
+that a compiled stepping loop can call `advance_wind`, `wind_modes` and `wind_at_points`
 itself; `WindField` wraps them for Python callers.
 """
 
@@ -43,6 +43,7 @@ from ..model import canopy as cn
 from ..model.schema import WIND
 from ..numerics.fastmath import INV_TWO_PI, TWO_PI, cos_turns, fast_pow
 from ..numerics.kernel import kernel
+from ..numerics.runs import run_end
 
 # Ratios of the crosswind and vertical to the along-wind standard deviation (docs/design.md §5).
 SIGMA_V_RATIO = 0.8
@@ -81,6 +82,35 @@ INTENSITY = 8  # I = σ_u / U
 TARGET = 1  # offset of a setting's ramp target from its value
 REMAINING = 2  # offset of its remaining ramp time, s
 STATE_SIZE = 11
+
+# The step's samples of the field (docs/design.md §5.1, docs/performance.md §3): the modes that
+# pass a point slowly are summed every `SLOW_INTERVAL` s and interpolated linearly in time
+# between; a mode is slow if its phase at a fixed point moves by at most `SLOW_PHASE` rad in
+# that time (k_x U τ ≤ θ; the modes are drawn in ascending k_x, so the slow ones are the
+# first). Linear interpolation of cos(ωt) over an interval with ωτ ≤ θ errs by at most
+# θ²/8 of the mode's amplitude: 3 % at θ = 0.5.
+SLOW_INTERVAL = 1.0 / 15.0   # τ, s
+SLOW_PHASE = 0.5             # θ, rad
+# Layout of the samples' plan (`plan_samples`): the interval's start and end (s), the number
+# of slow modes in force, the time of the last sample (s), what this sample does (below) and
+# where it is in the interval (0 … 1).
+START = 0
+END = 1
+SLOW = 2
+LAST = 3
+ACTION = 4
+FRACTION = 5
+PLAN_SIZE = 6
+# ACTION: interpolate; begin the next interval (the last one's end becomes its start); begin
+# afresh (both ends summed now: the first sample of a run, after a jump in time or a change
+# of the slow modes).
+INTERPOLATE = 0.0
+NEXT = 1.0
+AFRESH = 2.0
+# Two samples further apart than this (s) are not a run of steps: every mode is summed.
+_SAMPLE_GAP = 0.5 * SLOW_INTERVAL
+_PLAN_SLACK = 1e-9   # s, round-off in Σ dt
+_VECTOR = 8          # modes a vectorised loop takes at once (4 doubles, unrolled twice)
 
 
 def spectrum_u(k, length_scale):
@@ -233,15 +263,68 @@ class WindInputs(NamedTuple):
     mode_k: np.ndarray           # (3, M) rad/m
     mode_amp: np.ndarray         # (3, M)
     mode_phase: np.ndarray       # (M,) rad
-    work: np.ndarray             # (7, M) scratch
+    work: np.ndarray             # (7, M) the modes now (`wind_modes`)
     canopy: np.ndarray           # (`canopy.PROFILE_SIZE`,) the stand's profile; zeros: open
+    plan: np.ndarray             # (`PLAN_SIZE`,) the samples' plan (`plan_samples`)
+    ahead: np.ndarray            # (7, M) the modes at the plan's END
+    ahead_state: np.ndarray      # (`STATE_SIZE`,) the wind state at the plan's END
+    slow_start: np.ndarray       # (P, 3) m/s, the slow modes' sum at each point at START
+    slow_end: np.ndarray         # (P, 3) m/s, at END
+
+
+@kernel
+def plan_samples(wind):
+    """Before a step samples the field of a `WindInputs` record at its points (`wind_at`):
+    its modes now into ``wind.work``, and what the sample does with the slow modes
+    (``wind.plan``, `SLOW_INTERVAL`): interpolate inside the interval in force; at its end,
+    begin the next one; begin afresh after a jump in time, or when the speed changed which
+    modes are slow. While the wind turns (a direction ramp), and when samples are further
+    apart than half an interval (large steps), every mode is summed at every sample."""
+    state, plan = wind.state, wind.plan
+    wind_modes(state, wind.mode_k, wind.mode_amp, wind.mode_phase, wind.canopy, wind.work)
+    t = state[TIME]
+    since = t - plan[LAST]
+    plan[LAST] = t
+    if since == 0.0:   # another sample at this time (rk4's stages): the slow sums are made
+        plan[ACTION] = INTERPOLATE
+        return
+    turning = state[DIRECTION + REMAINING] > 0.0
+    if plan[SLOW] > 0.0 and plan[START] - _PLAN_SLACK <= t < plan[END] - _PLAN_SLACK \
+            and not turning:
+        plan[ACTION] = INTERPOLATE
+    elif not turning and 0.0 < since <= _SAMPLE_GAP:
+        ahead = wind.ahead_state
+        for index in range(STATE_SIZE):
+            ahead[index] = state[index]
+        advance_wind(ahead, SLOW_INTERVAL)
+        wind_modes(ahead, wind.mode_k, wind.mode_amp, wind.mode_phase, wind.canopy, wind.ahead)
+        # slow: k_x U τ ≤ θ at the faster of the speeds now and at the end
+        limit = SLOW_PHASE / (SLOW_INTERVAL * max(state[SPEED], ahead[SPEED], 1e-12))
+        modes = wind.mode_k.shape[1]
+        slow = 0
+        while slow < modes and wind.mode_k[0, slow] <= limit:
+            slow += 1
+        # the modes summed at every sample a multiple of `_VECTOR` (the slowest of the others
+        # join them): a vectorised loop's remainder runs one mode at a time
+        slow = max(modes - _VECTOR * ((modes - slow + _VECTOR - 1) // _VECTOR), 0)
+        at_end = plan[SLOW] > 0.0 and abs(t - plan[END]) <= _PLAN_SLACK
+        plan[ACTION] = NEXT if at_end and slow == plan[SLOW] else AFRESH
+        plan[SLOW] = slow
+        plan[START] = t
+        plan[END] = t + SLOW_INTERVAL
+    else:
+        plan[SLOW] = 0.0
+        plan[ACTION] = INTERPOLATE
+    plan[FRACTION] = (t - plan[START]) / SLOW_INTERVAL if plan[SLOW] > 0.0 else 0.0
 
 
 @kernel(inline="always")
-def wind_at(points, wind, out):
-    """`wind_velocity` of a `WindInputs` record at points (P, 3) m into out (P, 3) m/s."""
-    wind_velocity(points, wind.state, wind.reference_height, wind.profile_exponent, wind.mode_k,
-                  wind.mode_amp, wind.mode_phase, wind.work, wind.canopy, out)
+def wind_at(limbs, points, wind, out):
+    """`wind_at_points` of a `WindInputs` record as `plan_samples` planned it: the velocity
+    (m/s) at points[i] (m) into out[i] for i in ``limbs`` (int array)."""
+    wind_at_points(limbs, points, wind.state, wind.reference_height, wind.profile_exponent,
+                   wind.work, wind.canopy, wind.plan, wind.ahead, wind.slow_start,
+                   wind.slow_end, out)
 
 
 @kernel(inline="always")
@@ -265,52 +348,112 @@ def wind_velocity(points, state, reference_height, profile_exponent, mode_k, mod
     mode_amp (3, M), mode_phase (M,) rad from `draw_modes`; work : (7, M)
     scratch; canopy : (`canopy.PROFILE_SIZE`,) the stand's profile (height 0: open
     ground, the power law); out : (P, 3) m/s, inertial, overwritten.
-
-    In a stand the mean is U(z_ref)·U(z)/U(z_ref) of `canopy.shape`, σ_u = I·U_h at and
-    above the canopy top, times exp(a_σ (z/h − 1)) below it.
     """
+    wind_modes(state, mode_k, mode_amp, mode_phase, canopy, work)
+    exact = np.zeros(PLAN_SIZE)   # no slow modes: every mode summed
+    none = np.empty((0, 3))
+    wind_at_points(np.arange(points.shape[0]), points, state, reference_height,
+                   profile_exponent, work, canopy, exact, work, none, none, out)
+
+
+@kernel
+def wind_modes(state, mode_k, mode_amp, mode_phase, canopy, work):
+    """The modes of the field now, as `wind_at_points` sums them, into work (7, M): per mode,
+    in inertial axes, the wavevector R k in turns/m (rows 0–2), the phase offset φ − k_x Ξ
+    in turns (row 3), reduced to [−1/2, 1/2] so that the cosine's argument stays small
+    however far the pattern has travelled, and the amplitude vector R σ∘a, m/s (rows 4–6).
+    σ_u = I·U, in a stand I·U_h at the canopy top. state, mode_k, mode_amp, mode_phase,
+    canopy as for `wind_velocity`."""
+    speed = state[SPEED]
+    azimuth = math.radians(state[DIRECTION])
+    c = math.cos(azimuth)
+    s = math.sin(azimuth)
+    in_stand = canopy[cn.HEIGHT] > 0.0
+    sigma_u = state[INTENSITY] * speed * (canopy[cn.TOP_OVER_REFERENCE] if in_stand else 1.0)
+    advection = state[ADVECTION]
+    for j in range(mode_phase.shape[0]):
+        work[0, j] = INV_TWO_PI * (c * mode_k[0, j] - s * mode_k[1, j])
+        work[1, j] = INV_TWO_PI * (s * mode_k[0, j] + c * mode_k[1, j])
+        work[2, j] = INV_TWO_PI * mode_k[2, j]
+        turns = INV_TWO_PI * (mode_phase[j] - mode_k[0, j] * advection)
+        work[3, j] = turns - np.rint(turns)
+        amp_u = sigma_u * mode_amp[0, j]
+        amp_v = SIGMA_V_RATIO * sigma_u * mode_amp[1, j]
+        work[4, j] = c * amp_u - s * amp_v
+        work[5, j] = s * amp_u + c * amp_v
+        work[6, j] = SIGMA_W_RATIO * sigma_u * mode_amp[2, j]
+
+
+@kernel(inline="always")
+def _mode_sum(table, stop, x, y, z, out):
+    """Σ over the modes 0 … stop − 1 of a `wind_modes` table (7, M) at the point (x, y, z) m
+    into out (3,) m/s."""
+    # its rows as contiguous views: a loop over a 2-D slice's columns does not vectorise
+    k_x, k_y, k_z, offset = table[0, :stop], table[1, :stop], table[2, :stop], table[3, :stop]
+    amp_x, amp_y, amp_z = table[4, :stop], table[5, :stop], table[6, :stop]
+    sum_x = 0.0
+    sum_y = 0.0
+    sum_z = 0.0
+    for j in range(k_x.shape[0]):
+        cos_j = cos_turns(k_x[j] * x + k_y[j] * y + k_z[j] * z + offset[j])
+        sum_x += amp_x[j] * cos_j
+        sum_y += amp_y[j] * cos_j
+        sum_z += amp_z[j] * cos_j
+    out[0] = sum_x
+    out[1] = sum_y
+    out[2] = sum_z
+
+
+@kernel
+def wind_at_points(limbs, points, state, reference_height, profile_exponent, work, canopy,
+                   plan, ahead, slow_start, slow_end, out):
+    """Wind velocity (m/s, inertial) at points[i] (m) into out[i], for i in ``limbs`` (int
+    array): the mean profile plus the modes `wind_modes` wrote into work (7, M).
+
+    The first ``plan[SLOW]`` modes (`plan_samples`) are not summed from work but interpolated
+    between their sums at the interval's start and end, slow_start[i] and slow_end[i] (P, 3),
+    which the sample updates as ``plan[ACTION]`` says (the end's sum from ``ahead``, the
+    modes at the end). With plan[SLOW] = 0 every mode is summed.
+
+    In a stand the mean is U(z_ref)·U(z)/U(z_ref) of `canopy.shape`, the fluctuations times
+    exp(a_σ (z/h − 1)) below the canopy top.
+    """
+    slow = int(plan[SLOW])
+    action = plan[ACTION]
+    fraction = plan[FRACTION]
     speed = state[SPEED]
     azimuth = math.radians(state[DIRECTION])
     c = math.cos(azimuth)
     s = math.sin(azimuth)
     height = canopy[cn.HEIGHT]
     in_stand = height > 0.0
-    sigma_u = state[INTENSITY] * speed * (canopy[cn.TOP_OVER_REFERENCE] if in_stand else 1.0)
-    advection = state[ADVECTION]
+    # The modes summed at every sample, slow … M − 1, as views that start at 0: a loop from a
+    # variable first index does not vectorise (3–4× slower).
+    k_x = work[0, slow:]
+    k_y = work[1, slow:]
+    k_z = work[2, slow:]
+    offset = work[3, slow:]
+    amp_x = work[4, slow:]
+    amp_y = work[5, slow:]
+    amp_z = work[6, slow:]
 
-    # Per mode, in inertial axes: wavevector R k and amplitude vector R σ∘a; the
-    # wavevector in turns/m and the phase offset φ − k_x Ξ in turns, reduced to
-    # [−1/2, 1/2] so that the cosine's argument stays small however far the
-    # pattern has travelled.
-    k_x = work[0]
-    k_y = work[1]
-    k_z = work[2]
-    offset = work[3]
-    amp_x = work[4]
-    amp_y = work[5]
-    amp_z = work[6]
-    for j in range(mode_phase.shape[0]):
-        k_x[j] = INV_TWO_PI * (c * mode_k[0, j] - s * mode_k[1, j])
-        k_y[j] = INV_TWO_PI * (s * mode_k[0, j] + c * mode_k[1, j])
-        k_z[j] = INV_TWO_PI * mode_k[2, j]
-        turns = INV_TWO_PI * (mode_phase[j] - mode_k[0, j] * advection)
-        offset[j] = turns - np.rint(turns)
-        amp_u = sigma_u * mode_amp[0, j]
-        amp_v = SIGMA_V_RATIO * sigma_u * mode_amp[1, j]
-        amp_x[j] = c * amp_u - s * amp_v
-        amp_y[j] = s * amp_u + c * amp_v
-        amp_z[j] = SIGMA_W_RATIO * sigma_u * mode_amp[2, j]
-
-    # The mean profile first, in a loop of its own that vectorises (fast_pow).
-    if in_stand:
-        top_speed = speed * canopy[cn.TOP_OVER_REFERENCE]
-        for p in range(points.shape[0]):
-            out[p, 2] = top_speed * _canopy_shape(max(points[p, 2], Z_MIN), canopy)
-    else:
-        inv_height = 1.0 / reference_height
-        for p in range(points.shape[0]):
-            out[p, 2] = speed * fast_pow(max(points[p, 2], Z_MIN) * inv_height, profile_exponent)
-    for p in range(points.shape[0]):
+    # The mean profile first, in loops of their own that vectorise (fast_pow; over each run
+    # of consecutive limbs, `run_end`).
+    top_speed = speed * canopy[cn.TOP_OVER_REFERENCE]
+    inv_height = 1.0 / reference_height
+    k = 0
+    while k < limbs.shape[0]:
+        end = run_end(limbs, k)
+        if in_stand:
+            for p in range(limbs[k], limbs[k] + end - k):
+                out[p, 2] = top_speed * _canopy_shape(max(points[p, 2], Z_MIN), canopy)
+        else:
+            for p in range(limbs[k], limbs[k] + end - k):
+                out[p, 2] = speed * fast_pow(max(points[p, 2], Z_MIN) * inv_height,
+                                             profile_exponent)
+        k = end
+    for k in range(limbs.shape[0]):
+        p = limbs[k]
         x = points[p, 0]
         y = points[p, 1]
         z = points[p, 2]
@@ -322,6 +465,17 @@ def wind_velocity(points, state, reference_height, profile_exponent, mode_k, mod
             sum_x += amp_x[j] * cos_j
             sum_y += amp_y[j] * cos_j
             sum_z += amp_z[j] * cos_j
+        if slow > 0:
+            if action == AFRESH:
+                _mode_sum(work, slow, x, y, z, slow_start[p])
+            elif action == NEXT:
+                for r in range(3):
+                    slow_start[p, r] = slow_end[p, r]
+            if action != INTERPOLATE:
+                _mode_sum(ahead, slow, x, y, z, slow_end[p])
+            sum_x += slow_start[p, 0] + fraction * (slow_end[p, 0] - slow_start[p, 0])
+            sum_y += slow_start[p, 1] + fraction * (slow_end[p, 1] - slow_start[p, 1])
+            sum_z += slow_start[p, 2] + fraction * (slow_end[p, 2] - slow_start[p, 2])
         if in_stand and z < height:
             below = math.exp(canopy[cn.TURBULENCE_DECAY] * (max(z, Z_MIN) / height - 1.0))
             sum_x *= below
@@ -395,6 +549,10 @@ class WindField:
             int(wind["modes"]), self.length_scale, self._preset[0], int(wind["seed"]))
         self.state = np.zeros(STATE_SIZE)
         self._work = np.empty((7, self.mode_phase.shape[0]))
+        self._plan = np.zeros(PLAN_SIZE)
+        self._ahead = np.empty((7, self.mode_phase.shape[0]))
+        self._ahead_state = np.zeros(STATE_SIZE)
+        self._slow = np.zeros((2, 0, 3))
         self.reset()
 
     def reset(self):
@@ -413,6 +571,13 @@ class WindField:
             self.state[index + TARGET] = target
         self.state[DIRECTION] %= 360.0
         self.state[DIRECTION + TARGET] = self.state[DIRECTION]
+        self.resample()
+
+    def resample(self):
+        """Forget the step's samples of the slow modes (`plan_samples`): after the state was
+        set from outside (a reset, a restored run), the next samples sum every mode anew."""
+        self._plan[:] = 0.0
+        self._plan[LAST] = -math.inf
 
     @property
     def time(self):
@@ -474,10 +639,15 @@ class WindField:
                       self.mode_k, self.mode_amp, self.mode_phase, self._work, self.canopy, out)
         return out
 
-    def inputs(self) -> WindInputs:
-        """The field as the step kernels read it (its state is advanced in place by them)."""
+    def inputs(self, points: int) -> WindInputs:
+        """The field as the step kernels read it, sampled at ``points`` points (the limbs'
+        midpoints); its state and its samples' plan are advanced in place by them."""
+        if self._slow.shape[1] != points:
+            self._slow = np.zeros((2, points, 3))
+            self.resample()
         return WindInputs(self.state, self.reference_height, self.profile_exponent, self.mode_k,
-                          self.mode_amp, self.mode_phase, self._work, self.canopy)
+                          self.mode_amp, self.mode_phase, self._work, self.canopy, self._plan,
+                          self._ahead, self._ahead_state, self._slow[0], self._slow[1])
 
     def mean_speed(self, z, speed=None):
         """Mean speed (...,) m/s at heights ``z`` (...,) m for a speed `speed` m/s at the

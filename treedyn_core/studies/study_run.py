@@ -67,7 +67,8 @@ def run_row(spec: RunSpec) -> dict[str, Any]:
         data = _base_data(spec.preset_path, spec.fixed)
         data = apply_overrides(data, [assignment(k, v) for k, v in spec.params.items()],
                                source="study")
-        sim = Simulation.from_data(data, dt=spec.dt)
+        # one thread a run: a study's workers already fill the cores, one run each
+        sim = Simulation.from_data(data, dt=spec.dt, threads=1)
         dbh = stem_diameter_at(sim.tree)
         row.update(dbh_m=dbh, height_m=sim.tree.height,
                    breaking_moment_Nm=breaking_moment(data["material"]["modulus_of_rupture"],
