@@ -133,6 +133,8 @@ class SampledWind(Wind):
             pass
         elif 0.0 < since <= SLOW_INTERVAL / 2:
             slow = int(np.sum(self.mode_k[0] * self.speed * SLOW_INTERVAL <= SLOW_PHASE))
+            modes = self.mode_k.shape[1]   # those summed every sample a multiple of 8
+            slow = max(modes - 8 * ((modes - slow + 7) // 8), 0)
             at_end = self.slow and abs(t - self.end) <= _SLACK
             action = "next" if at_end and slow == self.slow else "afresh"
             self.slow, self.start, self.end = slow, t, t + SLOW_INTERVAL

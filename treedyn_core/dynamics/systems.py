@@ -236,7 +236,11 @@ def _subtree_stages(limbs, model, w, terms, rate_ref, position_ref):
     articulated_inward(limbs, model, w)
 
 
-@kernel(parallel=True)
+# The parallel loops are not cached on their own (cache=False): a process that compiled a
+# stepper around the cached copy of one another process had compiled crashed at its first step
+# (generalized-α and rk4 after the warm-up's implicit pair); compiled with each stepper, they
+# are cached inside it.
+@kernel(parallel=True, cache=False)
 def _limb_stages_in_groups(limbs, starts, a):
     """`_limb_stages` over each group of a partition (group g: limbs[starts[g]:starts[g + 1]]),
     the groups in parallel; a: `StageArguments`."""
@@ -246,7 +250,7 @@ def _limb_stages_in_groups(limbs, starts, a):
                      a.sample_wind, a.copy_loads, a.force, a.torque)
 
 
-@kernel(parallel=True)
+@kernel(parallel=True, cache=False)
 def _subtree_stages_in_groups(limbs, starts, a):
     """`_subtree_stages` over each group of a partition, the groups in parallel."""
     for g in prange(starts.shape[0] - 1):
@@ -254,7 +258,7 @@ def _subtree_stages_in_groups(limbs, starts, a):
                         a.rate_ref, a.position_ref)
 
 
-@kernel(parallel=True)
+@kernel(parallel=True, cache=False)
 def _outward_in_groups(limbs, starts, a):
     """Pass 3 (`articulated.articulated_outward`) over each group of a partition, in
     parallel."""
