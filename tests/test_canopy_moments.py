@@ -22,6 +22,9 @@ from turning_moments import hale_coefficient, max_moment, stand_tree  # noqa: E4
 # maxima about their regression.
 MOMENT_FACTOR = 1.5
 MOMENT_GAP = "known gap: treedyn's 10-minute maximum is 2.4–5.1 × T_C·u_h² (docs/validation.md)"
+# The mean displacement over 3 minutes: a mean settles long before a 10-minute maximum does
+# (2.6 m over 10 minutes, docs/validation.md), and the test costs a third of the time.
+MEAN_DURATION = 180.0  # s
 DISPLACEMENT_GAP = "known gap: 2.6 m mean crown-top displacement (docs/validation.md)"
 
 
@@ -40,5 +43,5 @@ def test_ten_minute_maximum_moment_is_hales(name):
 @pytest.mark.xfail(strict=True, reason=DISPLACEMENT_GAP)
 def test_spruce_in_its_stand_bends_less_than_a_metre():
     data = stand_tree("picea_abies", 25.0, 8.5, dbh=0.35)
-    _, _, shift = max_moment(data)
+    _, _, shift = max_moment(data, MEAN_DURATION)
     assert shift < 1.0, shift
