@@ -49,7 +49,7 @@ class Air(NamedTuple):
     wind: object                     # `wind.WindInputs`: the field and its state
 
 
-@kernel
+@kernel(allocates=False)
 def midpoints(limbs, C_IF, base, omega, base_vel, length, u, mid, mid_vel, lever):
     """Midpoints (N, 3) m, their velocities (N, 3) m/s, and lever arms base → midpoint (N, 3) m,
     inertial axes, of the limbs ``limbs`` (int array), after forward_kinematics."""
@@ -68,7 +68,7 @@ def midpoints(limbs, C_IF, base, omega, base_vel, length, u, mid, mid_vel, lever
             mid[i, r] = base[i, r] + lever[i, r]
 
 
-@kernel
+@kernel(allocates=False)
 def drag_loads(limbs, wind_at_mid, mid_vel, lever, length, radius, leaf_area, air_density,
                drag_coefficient, leaf_drag_coefficient, vogel_exponent, with_jacobian,
                force, torque, jacobian):

@@ -109,7 +109,7 @@ class Workspace(NamedTuple):
         return cls(*(np.zeros((n,) + trailing.get(name, (3,))) for name in cls._fields))
 
 
-@kernel
+@kernel(allocates=False)
 def forward_kinematics(limbs, parent, base_offset, q, v, C_IF, base, omega, base_vel, omega_rel):
     """Outward pass: poses and velocities of the limbs ``limbs`` (int array, breadth-first
     order, their parents' already known or among them) from the joint state.
@@ -151,7 +151,7 @@ def limb_tips(C_IF, base, length, u, tip):
                   tip[i])
 
 
-@kernel
+@kernel(allocates=False)
 def subtree_sums(limbs, model, w, gravity_stiffness, load_stiffness):
     """Inward sums over each limb's subtree of the terms `limb_inertias` wrote per limb, the
     inputs of `implicit_joint_blocks`: with gravity_stiffness, its mass ``w.sub_m`` (kg) and
@@ -201,7 +201,7 @@ def _implicit_stiffness(K, h2, rate_h, omega_rel, reference, D, Q):
                                             m3.vscale(h2, reference)))))
 
 
-@kernel
+@kernel(allocates=False)
 def implicit_joint_blocks(limbs, model, w, terms, rate_ref, position_ref):
     """The implicit blocks of the joints of ``limbs`` (int array) (inertial axes) into ``w.D0`` (N, 6) and its torque
     ``w.tau`` (child axes) with their corrections into ``w.Q`` (N, 3) N m, inertial axes;
@@ -281,7 +281,7 @@ def _point_acceleration(model, w, i, point, share, rate_ref, position_ref):
     return total
 
 
-@kernel
+@kernel(allocates=False)
 def limb_inertias(limbs, model, w, force, torque, drag_h, about_reference, x_ref,
                   position_ref):
     """Pass 1 of RBDA Table 7.1 (independent per limb) over ``limbs`` (int array, breadth-first
@@ -383,7 +383,7 @@ def implicit_accelerations(model, w, force, torque, armature_k, armature_c, grav
     linearised_accelerations(limbs, model, w, force, torque, terms, w.vdot, w.vdot)
 
 
-@kernel
+@kernel(allocates=False)
 def linearised_accelerations(limbs, model, w, force, torque, terms, rate_ref, position_ref):
     """Joint accelerations ``w.vdot`` (N, 3) rad/s², child axes, of the implicit step's
     linear system (`ImplicitTerms` terms; if ``terms.about_reference``, the dampings about
@@ -405,7 +405,7 @@ def linearised_accelerations(limbs, model, w, force, torque, terms, rate_ref, po
     articulated_outward(limbs, model, w)
 
 
-@kernel
+@kernel(allocates=False)
 def articulated_inward(limbs, model, w):
     """RBDA Table 7.1, pass 2, in base-point coordinates, over ``limbs`` (int array,
     breadth-first order) from the last: articulated inertias IA and bias forces pA, each
@@ -459,7 +459,7 @@ def articulated_inward(limbs, model, w):
         m3.vadd_into(pa_f, w.pA_f[p])
 
 
-@kernel
+@kernel(allocates=False)
 def articulated_outward(limbs, model, w):
     """RBDA Table 7.1, pass 3, over ``limbs`` (int array, breadth-first order, their parents'
     accelerations known or among them): joint accelerations ``w.vdot`` (N, 3), rad/s², child

@@ -209,7 +209,7 @@ def load_stiffness_magnitude(F, rho):
                   m3.diagonal(0.5 * math.sqrt(m3.dot(twist, twist))))
 
 
-@kernel
+@kernel(allocates=False)
 def joint_torques(limbs, q, v, spring_q, stiffness, damping, k_scale, c_scale, implicit_kv, theta,
                   tau):
     """Spring + damper torques (N, 3), N m, child axes, of the joints of ``limbs`` (int array);

@@ -189,7 +189,7 @@ structref.define_proxy(StageArguments, _StageArgumentsType, [
 
 # Not inlined: the top and the groups run one compiled copy, so a limb's terms are the same
 # arithmetic wherever it is (two inlined copies may fuse multiply-adds differently).
-@kernel
+@kernel(allocates=False)
 def _limb_stages(limbs, system, q, v, implicit_kv, terms, pull_rate_h, pull_position_h2,
                  rate_ref, position_ref, sample_wind, copy_loads, force, torque):
     """The first sweep over ``limbs`` (int array, breadth-first, their parents done):
@@ -227,7 +227,7 @@ def _limb_stages(limbs, system, q, v, implicit_kv, terms, pull_rate_h, pull_posi
                   position_ref)
 
 
-@kernel
+@kernel(allocates=False)
 def _subtree_stages(limbs, model, w, terms, rate_ref, position_ref):
     """The second sweep over ``limbs`` (int array, breadth-first, from the last; their
     children done): the subtree sums, the joints' implicit blocks, pass 2 of the recursion."""

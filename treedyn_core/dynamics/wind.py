@@ -272,7 +272,7 @@ class WindInputs(NamedTuple):
     slow_end: np.ndarray         # (P, 3) m/s, at END
 
 
-@kernel
+@kernel(allocates=False)
 def plan_samples(wind):
     """Before a step samples the field of a `WindInputs` record at its points (`wind_at`):
     its modes now into ``wind.work``, and what the sample does with the slow modes
@@ -404,7 +404,7 @@ def _mode_sum(table, stop, x, y, z, out):
     out[2] = sum_z
 
 
-@kernel
+@kernel(allocates=False)
 def wind_at_points(limbs, points, state, reference_height, profile_exponent, work, canopy,
                    plan, ahead, slow_start, slow_end, out):
     """Wind velocity (m/s, inertial) at points[i] (m) into out[i], for i in ``limbs`` (int
