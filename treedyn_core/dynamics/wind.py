@@ -385,12 +385,19 @@ def wind_modes(state, mode_k, mode_amp, mode_phase, canopy, work):
 
 
 @kernel(inline="always")
-def _mode_sum(table, stop, x, y, z, out):
-    """Σ over the modes 0 … stop − 1 of a `wind_modes` table (7, M) at the point (x, y, z) m
-    into out (3,) m/s."""
-    # its rows as contiguous views: a loop over a 2-D slice's columns does not vectorise
-    k_x, k_y, k_z, offset = table[0, :stop], table[1, :stop], table[2, :stop], table[3, :stop]
-    amp_x, amp_y, amp_z = table[4, :stop], table[5, :stop], table[6, :stop]
+def _mode_rows(table, start, stop):
+    """The rows of a `wind_modes` table (7, M) over the modes start … stop − 1, as seven
+    contiguous views that start at 0 (k_x, k_y, k_z, offset, amp_x, amp_y, amp_z): a loop over
+    a 2-D slice's columns, or from a variable first index, does not vectorise (3–4× slower)."""
+    return (table[0, start:stop], table[1, start:stop], table[2, start:stop],
+            table[3, start:stop], table[4, start:stop], table[5, start:stop],
+            table[6, start:stop])
+
+
+@kernel(inline="always")
+def _mode_sum(rows, x, y, z):
+    """(Σ_x, Σ_y, Σ_z) m/s over the modes of `rows` (`_mode_rows`) at the point (x, y, z) m."""
+    k_x, k_y, k_z, offset, amp_x, amp_y, amp_z = rows
     sum_x = 0.0
     sum_y = 0.0
     sum_z = 0.0
@@ -399,9 +406,7 @@ def _mode_sum(table, stop, x, y, z, out):
         sum_x += amp_x[j] * cos_j
         sum_y += amp_y[j] * cos_j
         sum_z += amp_z[j] * cos_j
-    out[0] = sum_x
-    out[1] = sum_y
-    out[2] = sum_z
+    return sum_x, sum_y, sum_z
 
 
 @kernel(allocates=False)
@@ -427,15 +432,10 @@ def wind_at_points(limbs, points, state, reference_height, profile_exponent, wor
     s = math.sin(azimuth)
     height = canopy[cn.HEIGHT]
     in_stand = height > 0.0
-    # The modes summed at every sample, slow … M − 1, as views that start at 0: a loop from a
-    # variable first index does not vectorise (3–4× slower).
-    k_x = work[0, slow:]
-    k_y = work[1, slow:]
-    k_z = work[2, slow:]
-    offset = work[3, slow:]
-    amp_x = work[4, slow:]
-    amp_y = work[5, slow:]
-    amp_z = work[6, slow:]
+    modes = work.shape[1]
+    fast = _mode_rows(work, slow, modes)       # summed at every sample
+    slow_now = _mode_rows(work, 0, slow)       # the slow modes now, and at the interval's end
+    slow_ahead = _mode_rows(ahead, 0, slow)
 
     # The mean profile first, in loops of their own that vectorise (fast_pow; over each run
     # of consecutive limbs, `run_end`).
@@ -457,22 +457,16 @@ def wind_at_points(limbs, points, state, reference_height, profile_exponent, wor
         x = points[p, 0]
         y = points[p, 1]
         z = points[p, 2]
-        sum_x = 0.0
-        sum_y = 0.0
-        sum_z = 0.0
-        for j in range(k_x.shape[0]):
-            cos_j = cos_turns(k_x[j] * x + k_y[j] * y + k_z[j] * z + offset[j])
-            sum_x += amp_x[j] * cos_j
-            sum_y += amp_y[j] * cos_j
-            sum_z += amp_z[j] * cos_j
+        sum_x, sum_y, sum_z = _mode_sum(fast, x, y, z)
         if slow > 0:
             if action == AFRESH:
-                _mode_sum(work, slow, x, y, z, slow_start[p])
+                slow_start[p, 0], slow_start[p, 1], slow_start[p, 2] = _mode_sum(
+                    slow_now, x, y, z)
             elif action == NEXT:
                 for r in range(3):
                     slow_start[p, r] = slow_end[p, r]
             if action != INTERPOLATE:
-                _mode_sum(ahead, slow, x, y, z, slow_end[p])
+                slow_end[p, 0], slow_end[p, 1], slow_end[p, 2] = _mode_sum(slow_ahead, x, y, z)
             sum_x += slow_start[p, 0] + fraction * (slow_end[p, 0] - slow_start[p, 0])
             sum_y += slow_start[p, 1] + fraction * (slow_end[p, 1] - slow_start[p, 1])
             sum_z += slow_start[p, 2] + fraction * (slow_end[p, 2] - slow_start[p, 2])
