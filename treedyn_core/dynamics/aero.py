@@ -76,16 +76,20 @@ def drag_loads(limbs, wind_at_mid, mid_vel, lever, length, radius, leaf_area, ai
     about the base (N, 3) N m, and (when with_jacobian) D = ∂F/∂v_rel (N, 3, 3) N s/m, all
     inertial axes. Returns nothing: writes."""
     # The foliage's (|v|/U_v)^β first, in loops that vectorise (fast_pow: over each run of
-    # consecutive limbs, `run_end`), held in force[:, 0] until the main loop overwrites it.
+    # consecutive limbs, `run_end`, as views that start at 0: an index from an array might be
+    # negative, and numba's wrap-around of negative indices keeps a loop over it scalar),
+    # held in force[:, 0] until the main loop overwrites it.
     k = 0
     while k < limbs.shape[0]:
         end = run_end(limbs, k)
-        for i in range(limbs[k], limbs[k] + end - k):
+        first, stop = limbs[k], limbs[k] + end - k
+        wind, motion, out = wind_at_mid[first:stop], mid_vel[first:stop], force[first:stop]
+        for j in range(stop - first):
             speed2 = 0.0
             for r in range(3):
-                speed2 += (wind_at_mid[i, r] - mid_vel[i, r]) ** 2
+                speed2 += (wind[j, r] - motion[j, r]) ** 2
             relative = max(speed2, 1e-300) * (1.0 / VOGEL_REFERENCE_SPEED ** 2)
-            force[i, 0] = fast_pow(relative, 0.5 * vogel_exponent)
+            out[j, 0] = fast_pow(relative, 0.5 * vogel_exponent)
         k = end
     for k in range(limbs.shape[0]):
         i = limbs[k]

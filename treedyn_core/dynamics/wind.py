@@ -444,13 +444,17 @@ def wind_at_points(limbs, points, state, reference_height, profile_exponent, wor
     k = 0
     while k < limbs.shape[0]:
         end = run_end(limbs, k)
+        # views that start at 0 (an index from an array might be negative, and numba's
+        # wrap-around of negative indices keeps a loop over it scalar)
+        first, stop = limbs[k], limbs[k] + end - k
+        at, mean = points[first:stop], out[first:stop]
         if in_stand:
-            for p in range(limbs[k], limbs[k] + end - k):
-                out[p, 2] = top_speed * _canopy_shape(max(points[p, 2], Z_MIN), canopy)
+            for j in range(stop - first):
+                mean[j, 2] = top_speed * _canopy_shape(max(at[j, 2], Z_MIN), canopy)
         else:
-            for p in range(limbs[k], limbs[k] + end - k):
-                out[p, 2] = speed * fast_pow(max(points[p, 2], Z_MIN) * inv_height,
-                                             profile_exponent)
+            for j in range(stop - first):
+                mean[j, 2] = speed * fast_pow(max(at[j, 2], Z_MIN) * inv_height,
+                                              profile_exponent)
         k = end
     for k in range(limbs.shape[0]):
         p = limbs[k]
