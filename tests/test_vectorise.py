@@ -18,7 +18,8 @@ from treedyn_core.dynamics.aero import VOGEL_REFERENCE_SPEED, drag_loads
 from treedyn_core.numerics.fastmath import fast_pow
 from treedyn_core.numerics.kernel import KERNEL_OPTIONS
 
-PACKED = re.compile(r"\bv(?:fn?m(?:add|sub)\d*|mul|add|sub|div|sqrt|max|min)pd\b")
+# packed double-precision arithmetic, AVX (v…) or SSE2
+PACKED = re.compile(r"\b(?:vfn?m(?:add|sub)\d*pd|v?(?:mul|add|sub|div|sqrt|max|min)pd)\b")
 
 
 def packed_operations(kernel, *args) -> int:
