@@ -46,8 +46,8 @@ def _production(tree, R, v, tau, force, torque, K, C, armature_k=0.0, armature_c
     model = ArticulatedModel(tree.parent, tree.base_offset, tree.mass, c, inertia_base, K, C,
                              np.zeros((n, 4)), np.asarray(GRAVITY, float))
     w.tau[:] = tau
-    implicit_accelerations(model, w, force, torque_about_base, armature_k, armature_c,
-                           gravity_theta_h, 0.0)
+    implicit_accelerations(np.arange(n), model, w, force, torque_about_base, armature_k,
+                           armature_c, gravity_theta_h, 0.0)
     return w
 
 

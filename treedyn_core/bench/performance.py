@@ -125,7 +125,7 @@ def _split(sim: Simulation) -> dict[str, float]:
         joint_torques(limbs, sim.q, sim.v, sim.spring_q, t.stiffness, t.damping,
                       sim.stiffness_scale, sim.damping_scale, theta_h, w.theta, w.tau)
 
-    recursion = _compiled(implicit_accelerations, model, w, w.aero_force, w.aero_torque,
+    recursion = _compiled(implicit_accelerations, limbs, model, w, w.aero_force, w.aero_torque,
                           theta_h ** 2 * sim.stiffness_scale, theta_h * sim.damping_scale,
                           theta_h, sim.dt)
 

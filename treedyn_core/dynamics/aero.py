@@ -75,10 +75,9 @@ def drag_loads(limbs, wind_at_mid, mid_vel, lever, length, radius, leaf_area, ai
     """Drag force (N, 3) N at the midpoint of each limb of ``limbs`` (int array), its torque
     about the base (N, 3) N m, and (when with_jacobian) D = ∂F/∂v_rel (N, 3, 3) N s/m, all
     inertial axes. Returns nothing: writes."""
-    # The foliage's (|v|/U_v)^β first, in loops that vectorise (fast_pow: over each run of
-    # consecutive limbs, `run_end`, as views that start at 0: an index from an array might be
-    # negative, and numba's wrap-around of negative indices keeps a loop over it scalar),
-    # held in force[:, 0] until the main loop overwrites it.
+    # The foliage's (|v|/U_v)^β first, in loops that vectorise (fast_pow; over each run of
+    # consecutive limbs as views, `runs`), held in force[:, 0] until the main loop overwrites
+    # it.
     k = 0
     while k < limbs.shape[0]:
         end = run_end(limbs, k)

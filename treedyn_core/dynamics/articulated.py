@@ -371,15 +371,15 @@ def limb_inertias(limbs, model, w, force, torque, drag_h, about_reference, x_ref
 
 
 @kernel
-def implicit_accelerations(model, w, force, torque, armature_k, armature_c, gravity_theta_h,
-                           drag_h):
+def implicit_accelerations(limbs, model, w, force, torque, armature_k, armature_c,
+                           gravity_theta_h, drag_h):
     """Joint accelerations ``w.vdot`` (N, 3) rad/s², child axes, of the θ-method's linear
     system (`ImplicitTerms.theta_method` with θh = gravity_theta_h and the joints'
-    armatures given): `linearised_accelerations` over every limb. All zero: the plain forward
-    dynamics with joint torques ``w.tau``."""
+    armatures given): `linearised_accelerations` over ``limbs``, every limb of the tree
+    (int array, breadth-first order). All zero: the plain forward dynamics with joint
+    torques ``w.tau``."""
     terms = ImplicitTerms(armature_k, armature_c, gravity_theta_h * gravity_theta_h,
                           gravity_theta_h, drag_h * drag_h, drag_h, drag_h, False)
-    limbs = np.arange(model.parent.shape[0])
     linearised_accelerations(limbs, model, w, force, torque, terms, w.vdot, w.vdot)
 
 

@@ -438,14 +438,12 @@ def wind_at_points(limbs, points, state, reference_height, profile_exponent, wor
     slow_ahead = _mode_rows(ahead, 0, slow)
 
     # The mean profile first, in loops of their own that vectorise (fast_pow; over each run
-    # of consecutive limbs, `run_end`).
+    # of consecutive limbs as views, `runs`).
     top_speed = speed * canopy[cn.TOP_OVER_REFERENCE]
     inv_height = 1.0 / reference_height
     k = 0
     while k < limbs.shape[0]:
         end = run_end(limbs, k)
-        # views that start at 0 (an index from an array might be negative, and numba's
-        # wrap-around of negative indices keeps a loop over it scalar)
         first, stop = limbs[k], limbs[k] + end - k
         at, mean = points[first:stop], out[first:stop]
         if in_stand:

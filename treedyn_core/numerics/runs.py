@@ -3,7 +3,10 @@
 The step's passes go over lists of limb indices (`dynamics.partition`); a loop that reads
 ``x[limbs[k]]`` gathers, and LLVM leaves a gathering loop scalar. The lists are long runs of
 consecutive indices (a subtree's limbs of one depth are consecutive in breadth-first order), so
-a loop that matters goes over each run as over a range, which LLVM vectorises.
+a loop that matters goes over each run's arrays as views that start at 0,
+``x[first:stop]`` indexed by ``range(stop − first)``, which LLVM vectorises. (A loop over
+``range(limbs[k], …)`` itself stays scalar: an index read from an array might be negative,
+and numba wraps negative indices; `tests/test_vectorise.py`.)
 """
 
 from __future__ import annotations
