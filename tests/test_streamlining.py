@@ -1,6 +1,7 @@
 """Crown streamlining (docs/validation.md, "Crown streamlining"): the drag area of the conifer
-species' crowns in uniform wind against the wind-tunnel law of their species, Mayhead's (1973)
-C·U^(−N) on the crown's width × depth as ForestGALES parametrises it."""
+and oak species' crowns in uniform wind against the wind-tunnel law of their species, C·U^(−N)
+on the crown's width × depth as ForestGALES parametrises it (Mayhead 1973 for the conifers;
+ForestGALES' oak for both oaks)."""
 
 from __future__ import annotations
 
@@ -15,25 +16,38 @@ from treedyn_core.dynamics.static_model import build_tree
 
 CONIFERS = ("picea_abies", "picea_sitchensis", "pinus_sylvestris", "pseudotsuga_menziesii")
 HEIGHTS = (15.0, 20.0, 25.0, 30.0)   # m, at a slenderness H/DBH of 70
+OAKS = ("quercus_robur", "quercus_rubra")
+OAK_HEIGHTS = (10.0, 15.0, 20.0, 25.0)  # m, open-grown at H/DBH 45, forest-grown at 60
+OAK_SLENDERNESS = {"open": 45.0, "forest": 60.0}
 SPEEDS = (10.0, 15.0, 20.0, 25.0)    # m/s, within Mayhead's tunnel speeds (≤ 25 m/s)
 # The issue's target: within ±25 % of the law on the tree's own crown. The law's own scatter:
 # Mayhead's individual trees lie within about ±30 % of the species curve (Hale et al. 2015).
 LAW_RTOL = 0.25
 
 
-def _tree(name, height, **generator):
+def _tree(name, height, slenderness=70.0, **generator):
     data = validate({"tree": {"generator": {"species": name, "height": height,
-                                            "dbh": round(height / 70.0, 3), **generator}}},
-                    "<test>")
+                                            "dbh": round(height / slenderness, 3),
+                                            **generator}}}, "<test>")
     return data, build_tree(data)
 
 
-@pytest.mark.parametrize("name", CONIFERS)
-@pytest.mark.parametrize("height", HEIGHTS)
-def test_crown_drag_area_follows_the_wind_tunnel_law(name, height):
+def _cases():
+    for name in CONIFERS:
+        for height in HEIGHTS:
+            yield pytest.param(name, height, "forest", 70.0, id=f"{name}-{height:g}m")
+    for name in OAKS:
+        for stand, slenderness in OAK_SLENDERNESS.items():
+            for height in OAK_HEIGHTS:
+                yield pytest.param(name, height, stand, slenderness,
+                                   id=f"{name}-{stand}-{height:g}m")
+
+
+@pytest.mark.parametrize("name, height, stand, slenderness", list(_cases()))
+def test_crown_drag_area_follows_the_wind_tunnel_law(name, height, stand, slenderness):
     """C_d·A of the crown (every limb but the stem's) at rest in uniform wind at 10–25 m/s is
     within `LAW_RTOL` of C·U^(−N)·width·depth on the tree's own crown width and depth."""
-    data, tree = _tree(name, height)
+    data, tree = _tree(name, height, slenderness, stand=stand)
     law = species.entry(name)["foliage"]["crown_drag"]
     width, depth = crown.dimensions(tree)
     for speed in SPEEDS:
@@ -42,7 +56,7 @@ def test_crown_drag_area_follows_the_wind_tunnel_law(name, height):
         assert model == pytest.approx(target, rel=LAW_RTOL), (speed, model, target)
 
 
-@pytest.mark.parametrize("name", CONIFERS)
+@pytest.mark.parametrize("name", CONIFERS + OAKS)
 def test_crown_streamlines_about_as_the_law(name):
     """The drag area falls with speed: its log-slope over 10–25 m/s on a 20 m tree is within
     0.2 of the law's −N (the branches' cylinders do not reconfigure, the foliage does)."""
