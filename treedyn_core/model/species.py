@@ -30,9 +30,9 @@ always wins):
 - Root: ``root_stiffness`` from the critical turning moment per stem mass (`anchorage`).
 - Wood: density, Young's modulus, Poisson's ratio, modulus of rupture, structural damping
   ratio; wind: the foliage's drag coefficient and Vogel exponent, the drag coefficient times
-  the crown's `sheltering` where the table gives its extinction κ (the conifers and the oaks;
-  their crowns' drag then follows their species' wind-tunnel law, docs/validation.md); look:
-  the foliage's and
+  the crown's `sheltering` where the table gives its extinction κ (the conifers, the oaks,
+  birch and beech; their crowns' drag then follows their species' wind-tunnel law,
+  docs/validation.md); look: the foliage's and
   the bark's colours.
 - Stand: ``stand: forest`` puts the tree in a stand of its own height (``wind.canopy.height
   = H``, `canopy`) with the wind speed given at the canopy top (``wind.reference_height =
