@@ -19,7 +19,7 @@ from treedyn_core.model import species
 from treedyn_core.errors import PresetError
 from treedyn_core.analysis.modes import modes
 from treedyn_core.model.preset import apply_overrides, load_preset, validate
-from treedyn_core.model.scan import scan_limbs
+from treedyn_core.model.scan import scan_limbs, taper_thin_branches
 from treedyn_core.analysis.sway import sway_frequency_hz
 from treedyn_core.dynamics.static_model import build_tree
 
@@ -129,6 +129,42 @@ def test_a_branch_part_way_along_a_cylinder_is_attached_where_it_starts(tmp_path
     branch = tree.index_of["c2"]
     assert tree.rest_base[branch] == pytest.approx([0.0, 0.0, 1.0], abs=1e-12)
     assert tree.rest_tip[branch] == pytest.approx([2.0, 0.0, 1.0], abs=1e-9)
+
+
+def _inflated_branch_table() -> np.ndarray:
+    """A 3 m stem of radius 0.1 m and, from its top, a horizontal branch: a 1 m cylinder of
+    radius 0.03 m (reliable) and ten thin ones of 0.02 m, 1 m each (a scan's inflated tips)."""
+    rows = [[0.1, 3.0, 0, 0, 0, 0, 0, 1, 0], [0.03, 1.0, 0, 0, 3.0, 1, 0, 0, 1]]
+    for k in range(10):
+        rows.append([0.02, 1.0, 1.0 + k, 0, 3.0, 1, 0, 0, k + 2])
+    return np.array(rows, dtype=float)
+
+
+def test_thin_branches_taper_to_the_twig_radius_by_the_pipe_model():
+    # Growth lengths: the reliable branch cylinder 11 m, the thin ones 10, 9, …, 1 m. Each thin
+    # cylinder takes min(0.02, √(r_t² + (0.03² − r_t²)·G/11)); the stem and the reliable
+    # cylinder keep theirs.
+    table = _inflated_branch_table()
+    radius, length = table[:, 0], table[:, 1]
+    parent = table[:, 8].astype(int) - 1
+    twig = 0.002
+    tapered = taper_thin_branches(radius, length, parent, np.arange(len(radius)), twig, 0.025)
+    growth = np.array([14.0, 11.0] + [10.0 - k for k in range(10)])
+    pipe = np.sqrt(twig ** 2 + (0.03 ** 2 - twig ** 2) * growth[2:] / 11.0)
+    assert tapered[:2] == pytest.approx([0.1, 0.03], abs=0.0)
+    assert tapered[2:] == pytest.approx(np.minimum(0.02, pipe), rel=1e-12)
+    assert tapered[2] == 0.02 and tapered[-1] < 0.01   # inflated tips only
+
+
+def test_a_species_scan_tapers_its_thin_branches_unless_twig_radius_is_0(tmp_path, capsys):
+    scan_tables.write_mat_matrix(tmp_path / "t.mat", _inflated_branch_table())
+    base = dict(species="fraxinus_excelsior", leafless=True, min_radius=0.0, limb_length=1.0)
+    as_read = build_tree(scan_data(tmp_path / "t.mat", twig_radius=0.0, **base))
+    tapered = build_tree(scan_data(tmp_path / "t.mat", **base))
+    assert "thin cylinders tapered to 2.24 mm twigs" in capsys.readouterr().err
+    assert tapered.mass.sum() < as_read.mass.sum()
+    assert np.all(tapered.radius <= as_read.radius + 1e-15)
+    assert tapered.radius[0] == as_read.radius[0]   # the stem as read
 
 
 def test_thin_cylinders_fold_their_mass_into_the_limb_carrying_them(tmp_path, generated):

@@ -309,6 +309,14 @@ SCAN: dict[str, Field] = {
     "min_radius": Field("float", 0.01, "cylinders thinner than this, and those they carry, are "
                         "no limbs: their wood (and foliage) is a point mass on the limb carrying "
                         "them", "m", min=0.0, max=MAX_RADIUS),
+    "twig_radius": Field("float", None, "radius of the tree's current-year twigs: cylinders "
+                         "thinner than reliable_radius taper toward it along their branches "
+                         "(laser scans inflate thin branches); null: the species' (none known: "
+                         "radii as read); 0: radii as read", "m", min=0.0, max=0.01,
+                         nullable=True),
+    "reliable_radius": Field("float", 0.025, "cylinders at least this thick keep their radius as "
+                             "read (QSMs' excess wood lies in branches under 5 cm in diameter)",
+                             "m", min=0.0, max=MAX_RADIUS),
     "limb_length": Field("float", 0.5, "consecutive cylinders of a branch are merged (longer ones "
                          "cut) into limbs of about this length", "m", min=0.001, max=MAX_LENGTH),
     "max_limbs": Field("int", 20000, "refuse a scan that makes more limbs", min=1, max=250000),
