@@ -4,6 +4,7 @@ laws: docs/turning_moments.png, docs/crown_drag.png and the points in
 docs/turning_moments.json.
 
     python scripts/turning_moments.py          # 18 runs of 10 minutes, about 10 minutes
+    python scripts/turning_moments.py drag     # docs/crown_drag.png alone, seconds
 
 Each tree (species, height H, DBH = H/70) stands in a canopy of its own height at 3 m spacing;
 the wind is `wind.speed` = u_h at the canopy top, seed 1. The maximum base moment over 600 s
@@ -62,6 +63,9 @@ def main() -> int:
     matplotlib.use("Agg")
     from matplotlib import pyplot as plt
 
+    if sys.argv[1:] == ["drag"]:
+        crown_drag_figure(plt)
+        return 0
     points = []
     for name in SPECIES:
         for height in HEIGHTS:
@@ -93,26 +97,41 @@ def main() -> int:
     fig.tight_layout()
     fig.savefig(ROOT / "docs" / "turning_moments.png")
 
-    fig, ax = plt.subplots(figsize=(6.4, 4.8), dpi=120)
-    speeds = np.linspace(5.0, 25.0, 41)
-    for number, name in enumerate(("picea_abies", "picea_sitchensis", "pinus_sylvestris",
-                                   "pseudotsuga_menziesii")):
-        data = stand_tree(name, 20.0, 10.0)
-        tree = build_tree(data)
-        width, depth = crown.dimensions(tree)
-        law = species.entry(name)["foliage"]["crown_drag"]
-        model = [crown.drag_area(tree, data["wind"], u, crown_only=True) / (width * depth)
-                 for u in speeds]
-        ax.plot(speeds, model, color=f"C{number}",
-                label=f"{species.entry(name)['common_name']} 20 m, treedyn")
-        ax.plot(speeds, law["c"] * speeds ** -law["n"], "--", color=f"C{number}",
-                label=f"C·U^−N = {law['c']}·U^−{law['n']} (Mayhead 1973)")
-    ax.set_xlabel("uniform wind speed U, m/s")
-    ax.set_ylabel("crown drag area / (crown width × depth)")
-    ax.legend(fontsize=7)
+    crown_drag_figure(plt)
+    return 0
+
+
+def crown_drag_figure(plt) -> None:
+    """docs/crown_drag.png: the 20 m species trees' crown drag area over their width × depth
+    against their species' laws over the laws' speeds; conifers forest-grown at H/DBH 70
+    (Mayhead 1973), broadleaves open-grown at H/DBH 45 (ForestGALES)."""
+    fig, axes = plt.subplots(1, 2, figsize=(11.0, 4.8), dpi=120, sharey=True)
+    groups = ((axes[0], ("picea_abies", "picea_sitchensis", "pinus_sylvestris",
+                         "pseudotsuga_menziesii"), "forest", SLENDERNESS, "Mayhead 1973"),
+              (axes[1], ("quercus_robur", "quercus_rubra", "betula_pendula", "fagus_sylvatica"),
+               "open", 45.0, "ForestGALES"))
+    for ax, names, stand, slenderness, source in groups:
+        for number, name in enumerate(names):
+            data = validate({"tree": {"generator": {
+                "species": name, "height": 20.0, "dbh": round(20.0 / slenderness, 3),
+                "stand": stand}}}, "<drag>")
+            tree = build_tree(data)
+            width, depth = crown.dimensions(tree)
+            law = species.entry(name)["foliage"]["crown_drag"]
+            speeds = np.linspace(5.0, law["max_speed"], 41)
+            model = [crown.drag_area(tree, data["wind"], u, crown_only=True) / (width * depth)
+                     for u in speeds]
+            ax.plot(speeds, model, color=f"C{number}",
+                    label=f"{species.entry(name)['common_name']} 20 m, treedyn")
+            ax.plot(speeds, law["c"] * speeds ** -law["n"], "--", color=f"C{number}",
+                    label=f"C·U^−N = {law['c']}·U^−{law['n']} ({source})")
+        ax.set_xlabel("uniform wind speed U, m/s")
+        ax.legend(fontsize=7)
+    axes[0].set_ylabel("crown drag area / (crown width × depth)")
+    axes[0].set_title(f"conifers, forest-grown, H/DBH {SLENDERNESS:g}", fontsize=10)
+    axes[1].set_title("broadleaves, open-grown, H/DBH 45", fontsize=10)
     fig.tight_layout()
     fig.savefig(ROOT / "docs" / "crown_drag.png")
-    return 0
 
 
 if __name__ == "__main__":
