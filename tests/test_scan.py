@@ -216,6 +216,22 @@ def test_species_sets_wood_and_leaves_and_leafless_drops_them(tmp_path, generate
     assert sway(leafy) < sway(bare)
 
 
+def test_a_species_scan_stands_on_open_ground_unless_the_preset_gives_a_stand(tmp_path,
+                                                                            generated):
+    # The species sets the leaves' drag, not a stand: a forest species tree's canopy of its own
+    # height would put every scan in the 15 m canopy of the size the wood is derived at.
+    path = tmp_path / "t.mat"
+    scan_tables.write_mat_struct(path, scan_tables.cylinder_table(generated[1]))
+    data = scan_data(path, species="picea_abies")
+    assert data["wind"].get("canopy") in (None, {}) or data["wind"]["canopy"].get(
+        "height") is None
+    assert data["wind"]["vogel_exponent"] == species.entry("picea_abies")["foliage"][
+        "vogel_exponent"]
+    stand = validate({"tree": {"scan": {"file": str(path), "species": "picea_abies"}},
+                      "wind": {"canopy": {"height": 12.0, "spacing": 3.0}}}, "<test>")
+    assert stand["wind"]["canopy"]["height"] == 12.0
+
+
 def test_a_scan_file_is_a_preset_and_takes_a_species_by_set(tmp_path, generated):
     path = tmp_path / "oak.mat"
     scan_tables.write_mat_struct(path, scan_tables.cylinder_table(generated[1]))

@@ -244,9 +244,9 @@ def derive(name: str, height: float, dbh: float, stand: str = "forest",
     }
     crown_width = crown["width_over_height"][stand] * height
     wind = {
-        "leaf_drag_coefficient": float(foliage["drag_coefficient"]) * sheltering(
+        "leaf_drag_coefficient": float(foliage["drag_coefficient"]) * float(sheltering(
             foliage.get("sheltering_extinction"),
-            foliage_mass / foliage["leaf_mass_per_area"] / (crown_width * above_lowest)),
+            foliage_mass / foliage["leaf_mass_per_area"] / (crown_width * above_lowest))),
         "vogel_exponent": float(foliage["vogel_exponent"]),
     }
     if stand == "forest":
@@ -428,12 +428,16 @@ def take_species(data: dict, name, keep) -> dict:
 
 
 # The sections a scanned tree's species sets (its wood and foliage's drag; the rest of a
-# species tree's keys describe a drawn tree, which a scan replaces): the same at every size.
+# species tree's keys describe a drawn tree, which a scan replaces). The wood is the same at
+# every size; the leaves' drag coefficient is that of a 15 m open-grown tree of the species
+# (its crown's sheltering where the table gives one). Open ground: a scan says nothing of a
+# stand around it, which ``wind.canopy`` gives where there is one (a forest species tree's
+# stand of its own height would put every scan in a 15 m canopy).
 _SCAN_SECTIONS = ("material", "wind")
 
 
 def _scan_derived(name: str) -> dict:
-    derived = derive(name, 15.0, 0.3)
+    derived = derive(name, 15.0, 0.3, stand="open")
     return {section: derived[section] for section in _SCAN_SECTIONS}
 
 
