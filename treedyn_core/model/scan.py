@@ -1,6 +1,6 @@
 """A scanned tree (`tree.scan`, docs/scans.md): a QSM's cylinders → an explicit limb list.
 
-The conversion is mechanics, in five steps (`scan_limbs`):
+The conversion is mechanics, in six steps (`scan_limbs`):
 
 1. Repairs (`repair`), each counted in the one line `ScanLimbs.summary`: a cylinder of zero
    length (≤ `MIN_CYLINDER_LENGTH`) or with a length, start or axis that is not a number is
@@ -10,17 +10,17 @@ The conversion is mechanics, in five steps (`scan_limbs`):
    at the nearest point of it (counted when further than the two radii; refused beyond
    `FAR_CHILD_DISTANCE`). A degenerate root is refused, and so is what `qsm_read` refuses
    (negative or NaN radii, parents outside the table, cycles, lengths not in metres).
-   Thin branches (`taper_thin_branches`): a laser scan inflates the radii of branches thinner
+2. Thin branches (`taper_thin_branches`): a laser scan inflates the radii of branches thinner
    than its beam and registration resolve, so a cylinder thinner than ``reliable_radius``
    (2.5 cm: Demol et al. 2022 found 80 % of two ashes' QSM excess wood in branches under 5 cm
    in diameter) takes at most the radius of the pipe model (Shinozaki et al. 1964) from its
    nearest reliable ancestor a down to the species' twig radius r_t (``twig_radius``,
    Morales & MacFarlane 2024's twig database): r² = r_t² + (r_a² − r_t²)·G/G_a, G the
    growth length (the cylinder's length and all it carries). Counted in the summary.
-2. Folding: a cylinder thinner than ``min_radius``, or carried by one, is no limb of its own.
+3. Folding: a cylinder thinner than ``min_radius``, or carried by one, is no limb of its own.
    Its wood (and, in leaf, the foliage of the tips it carries) is a point mass on the limb
    that carries it, where its thin branch starts.
-3. Branches and limbs: a branch is a chain of cylinders, each continued by its
+4. Branches and limbs: a branch is a chain of cylinders, each continued by its
    ``extension`` (else by the child of the same ``branch``, else by its thickest child that
    starts on its last quarter, `END_FRACTION`).
    Along a branch the cylinders are cut (a cylinder longer than ``limb_length`` into equal
@@ -28,10 +28,10 @@ The conversion is mechanics, in five steps (`scan_limbs`):
    first piece's start to its last piece's end; its length is the pieces' length along the
    branch. A branch that starts part-way along a cylinder is attached there: at its arc
    position along the parent limb (``attach``).
-4. Mass: each piece a solid cylinder of ``material.density`` (inertia about the limb's axis
+5. Mass: each piece a solid cylinder of ``material.density`` (inertia about the limb's axis
    from its own radius, across it from its length and its place along the limb); folded wood
    and foliage as point masses on the axis.
-5. Joints: the beam-piece springs of docs/design.md §6.4 with the flexibility integrated over
+6. Joints: the beam-piece springs of docs/design.md §6.4 with the flexibility integrated over
    the cylinders' own sections, k = E_Y / ∫ dz/I(z) (bending; twist 2G/∫ dz/I): from the
    parent limb's mid-length to this limb's along one branch, from the base to mid-length at
    a branching and at the stem base, where the root plate of the species' anchorage
@@ -152,7 +152,7 @@ def repair(cylinders: Cylinders) -> Repaired:
 def taper_thin_branches(radius: np.ndarray, length: np.ndarray, parent: np.ndarray,
                         order: np.ndarray, twig_radius: float,
                         reliable_radius: float) -> np.ndarray:
-    """The radii (m) of step 1's thin branches (module docstring): each cylinder of ``order``
+    """The radii (m) of step 2's thin branches (module docstring): each cylinder of ``order``
     (alive, parents first) thinner than reliable_radius (m) and not a root takes the smaller of
     its radius and the pipe model's from its nearest ancestor at least that thick (else the
     root) to twig_radius (m) at zero growth length. length (N,) m, 0 for dropped cylinders."""
@@ -262,7 +262,7 @@ def _convert_cached(key: tuple):
 
 
 def convert(cylinders: Cylinders, scan: dict, material: dict) -> ScanLimbs:
-    """Steps 1–5 of the module docstring: the limb list of `cylinders`. `scan` holds the
+    """Steps 1–6 of the module docstring: the limb list of `cylinders`. `scan` holds the
     ``tree.scan`` keys (min_radius m, limb_length m, species, leafless, leaf_area m²,
     leaf_mass_per_area kg/m², root_stiffness N m/rad); `material` density kg/m³,
     youngs_modulus Pa, poisson_ratio."""
@@ -285,7 +285,7 @@ def convert(cylinders: Cylinders, scan: dict, material: dict) -> ScanLimbs:
             thinned = (f"; {int(fewer.sum()):,} thin cylinders tapered to {twig * 1e3:.3g} mm "
                        f"twigs (wood −{100.0 * (1.0 - after / before):.0f} %)")
 
-    # Step 2: kept cylinders, and each folded one's nearest kept ancestor.
+    # Step 3: kept cylinders, and each folded one's nearest kept ancestor.
     min_radius = float(scan.get("min_radius", 0.0))
     kept = np.zeros(n, dtype=bool)
     owner = np.full(n, -1)
@@ -301,7 +301,7 @@ def convert(cylinders: Cylinders, scan: dict, material: dict) -> ScanLimbs:
         if parent[i] >= 0:
             children[parent[i]].append(i)
 
-    # Step 3: continuations, branches, pieces and limbs.
+    # Step 4: continuations, branches, pieces and limbs.
     extension = cylinders.extension
     continuation = np.full(n, -1)
     for i in np.flatnonzero(kept):
@@ -401,7 +401,7 @@ def convert(cylinders: Cylinders, scan: dict, material: dict) -> ScanLimbs:
                          [:, None], np.array([0.0, 0.0, 1.0]))
     length = np.array([lb.arc1 - lb.arc0 for lb in limbs])
 
-    # Step 4: mass, centre of mass and inertia about it, in limb axes (z along the limb).
+    # Step 5: mass, centre of mass and inertia about it, in limb axes (z along the limb).
     density = float(material["density"])
     # The pieces as flat arrays: cylinder, length (m), limb, offset of its start in the limb (m).
     piece_cylinder = np.array([c for lb in limbs for c, _, _, _ in lb.pieces], dtype=np.int64)
@@ -478,7 +478,7 @@ def convert(cylinders: Cylinders, scan: dict, material: dict) -> ScanLimbs:
     axial = radial / 2.0
     drawn_radius = np.sqrt(volume_r2 / length)
 
-    # Step 5: joint springs from the integrated flexibility ∫ dz / I(z) over the half limbs.
+    # Step 6: joint springs from the integrated flexibility ∫ dz / I(z) over the half limbs.
     E = float(material["youngs_modulus"])
     G = E / (2.0 * (1.0 + float(material["poisson_ratio"])))
     inverse = 4.0 / (np.pi * piece_r ** 4)
