@@ -309,7 +309,7 @@ SCAN: dict[str, Field] = {
     "min_radius": Field("float", 0.01, "cylinders thinner than this, and those they carry, are "
                         "no limbs: their wood (and foliage) is a point mass on the limb carrying "
                         "them", "m", min=0.0, max=MAX_RADIUS),
-    "twig_radius": Field("float", None, "radius of the tree's current-year twigs: cylinders "
+    "twig_radius": Field("float", None, "mean radius of the tree's twigs: cylinders "
                          "thinner than reliable_radius taper toward it along their branches "
                          "(laser scans inflate thin branches); null: the species' (none known: "
                          "radii as read); 0: radii as read", "m", min=0.0, max=0.01,
