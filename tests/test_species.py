@@ -48,6 +48,13 @@ def test_table_has_the_required_species_with_sources():
             assert spec[section]["source"], (name, section)
         for key in ("sway_coefficient", "stem_form_factor", "anchorage", "damping_ratio"):
             assert spec[key]["source"], (name, key)
+        if "twig_radius" in spec:   # a scan's thin branches taper to it (model/scan.py)
+            assert spec["twig_radius"]["source"], name
+            assert 0.3e-3 <= spec["twig_radius"]["value"] <= 5e-3, name   # m: twigs, not mm
+        law = spec["foliage"].get("crown_drag")
+        if law is not None:   # a crown law needs the sheltering that carries it
+            assert spec["foliage"]["sheltering_extinction"] > 0.0, name
+            assert law["c"] > 0.0 and 0.0 < law["n"] < 1.0 and law["max_speed"] > 10.0, name
         fractions = spec["biomass"]
         assert fractions["stem"] + fractions["branches"] + fractions["foliage"] == \
             pytest.approx(1.0, abs=1e-12)
