@@ -32,13 +32,43 @@ ROWS = (("C_IF", 9), ("stiffness", 9), ("damping", 9), ("tau", 3), ("omega_rel",
         ("base", 3), ("sub_m", 1), ("sub_h", 3), ("sub_fw", 1), ("sub_fh", 3), ("sub_f", 3))
 
 
+@njit(inline="always")
+def _positive_part(a0, a1, a2, r0, r1, r2):
+    """The positive part of (a·r) 1 − sym(a rᵀ) as its upper triangle (00, 01, 02, 11, 12,
+    22): `joints.gravity_stiffness_psd(1, r, a)` written out, without its early return."""
+    rr = r0 * r0 + r1 * r1 + r2 * r2
+    aa = a0 * a0 + a1 * a1 + a2 * a2
+    P = a0 * r0 + a1 * r1 + a2 * r2
+    Q = math.sqrt(aa * rr)
+    kappa = 0.25 * (Q - abs(P)) / (Q * (Q + abs(P)) + 1e-300)
+    hanging = P >= 0.0
+    diagonal = P if hanging else 0.0
+    cross = kappa * Q - 0.5 if hanging else -kappa * Q
+    along_a, along_r = kappa * rr, kappa * aa
+    return (diagonal + 2 * cross * a0 * r0 + along_a * a0 * a0 + along_r * r0 * r0,
+            cross * (a0 * r1 + r0 * a1) + along_a * a0 * a1 + along_r * r0 * r1,
+            cross * (a0 * r2 + r0 * a2) + along_a * a0 * a2 + along_r * r0 * r2,
+            diagonal + 2 * cross * a1 * r1 + along_a * a1 * a1 + along_r * r1 * r1,
+            cross * (a1 * r2 + r1 * a2) + along_a * a1 * a2 + along_r * r1 * r2,
+            diagonal + 2 * cross * a2 * r2 + along_a * a2 * a2 + along_r * r2 * r2)
+
+
+@njit(inline="always")
+def _implicit(k00, k01, k02, k11, k12, k22, h2, rate_h, w0, w1, w2,
+              d00, d01, d02, d11, d12, d22, q0, q1, q2):
+    """`articulated._implicit_stiffness` on upper triangles: d + h2 K and q − K rate_h ω."""
+    v0, v1, v2 = rate_h * w0, rate_h * w1, rate_h * w2
+    return (d00 + h2 * k00, d01 + h2 * k01, d02 + h2 * k02, d11 + h2 * k11, d12 + h2 * k12,
+            d22 + h2 * k22, q0 - (k00 * v0 + k01 * v1 + k02 * v2),
+            q1 - (k01 * v0 + k11 * v1 + k12 * v2), q2 - (k02 * v0 + k12 * v1 + k22 * v2))
+
+
 @njit(fastmath=FASTMATH, error_model="numpy", boundscheck=False, parallel=True)
 def blocks_soa(X, g0, g1, g2, ak, ac, gh2, grh, lh2, lrh, Y):
     """`implicit_joint_blocks` for every limb, the inputs rows of X (`ROWS`), D0's upper
     triangles rows 0–5 of Y and Q rows 6–8; g the gravity (m/s²); ak, ac, gh2, grh, lh2, lrh
     the `ImplicitTerms` (θ-method, not about references)."""
     n = X.shape[1]
-    gg = g0 * g0 + g1 * g1 + g2 * g2
     for i in numba.prange(n):
         c00, c01, c02 = X[0, i], X[1, i], X[2, i]
         c10, c11, c12 = X[3, i], X[4, i], X[5, i]
@@ -76,79 +106,30 @@ def blocks_soa(X, g0, g1, g2, ak, ac, gh2, grh, lh2, lrh, Y):
         q2 = c20 * ta0 + c21 * ta1 + c22 * ta2
         w0, w1, w2 = X[30, i], X[31, i], X[32, i]
         b0, b1, b2 = X[33, i], X[34, i], X[35, i]
-        # gravity PSD block of m rho = sub_h - sub_m b
-        r0 = X[37, i] - X[36, i] * b0
-        r1 = X[38, i] - X[36, i] * b1
-        r2 = X[39, i] - X[36, i] * b2
-        rr = r0 * r0 + r1 * r1 + r2 * r2
-        P = g0 * r0 + g1 * r1 + g2 * r2
-        Qn = math.sqrt(gg * rr)
-        aP = abs(P)
-        kap = 0.25 * (Qn - aP) / (Qn * (Qn + aP) + 1e-300)
-        hanging = P >= 0.0
-        dia = P if hanging else 0.0
-        cross = kap * Qn - 0.5 if hanging else -kap * Qn
-        ag, ar = kap * rr, kap * gg
-        # K_g = dia 1 + cross (g rᵀ + r gᵀ) + ag g gᵀ + ar r rᵀ (`gravity_stiffness_psd`)
-        k00 = dia + cross * 2 * g0 * r0 + (ag * g0 * g0 + ar * r0 * r0)
-        k01 = cross * (g0 * r1 + r0 * g1) + (ag * g0 * g1 + ar * r0 * r1)
-        k02 = cross * (g0 * r2 + r0 * g2) + (ag * g0 * g2 + ar * r0 * r2)
-        k11 = dia + cross * 2 * g1 * r1 + (ag * g1 * g1 + ar * r1 * r1)
-        k12 = cross * (g1 * r2 + r1 * g2) + (ag * g1 * g2 + ar * r1 * r2)
-        k22 = dia + cross * 2 * g2 * r2 + (ag * g2 * g2 + ar * r2 * r2)
-        d00 += gh2 * k00
-        d01 += gh2 * k01
-        d02 += gh2 * k02
-        d11 += gh2 * k11
-        d12 += gh2 * k12
-        d22 += gh2 * k22
-        v0, v1, v2 = grh * w0, grh * w1, grh * w2
-        q0 -= k00 * v0 + k01 * v1 + k02 * v2
-        q1 -= k01 * v0 + k11 * v1 + k12 * v2
-        q2 -= k02 * v0 + k12 * v1 + k22 * v2
-        # load stiffness (drag): F = sub_f/sub_fw at rho = sub_fh - sub_fw b
+        # gravity's block: the positive part of the subtree's stiffness, m ρ = sub_h − sub_m b
+        m = X[36, i]
+        k00, k01, k02, k11, k12, k22 = _positive_part(
+            g0, g1, g2, X[37, i] - m * b0, X[38, i] - m * b1, X[39, i] - m * b2)
+        d00, d01, d02, d11, d12, d22, q0, q1, q2 = _implicit(
+            k00, k01, k02, k11, k12, k22, gh2, grh, w0, w1, w2,
+            d00, d01, d02, d11, d12, d22, q0, q1, q2)
+        # the loads' block (drag): F = sub_f / sub_fw at ρ = sub_fh − sub_fw b
         fw = X[40, i]
         inv = 1.0 / fw if fw > 0.0 else 0.0
         F0, F1, F2 = X[44, i] * inv, X[45, i] * inv, X[46, i] * inv
-        p0 = X[41, i] - fw * b0
-        p1 = X[42, i] - fw * b1
-        p2 = X[43, i] - fw * b2
-        FF = F0 * F0 + F1 * F1 + F2 * F2
-        pp = p0 * p0 + p1 * p1 + p2 * p2
-        Pf = F0 * p0 + F1 * p1 + F2 * p2
-        Qf = math.sqrt(FF * pp)
-        aPf = abs(Pf)
-        kf = 0.25 * (Qf - aPf) / (Qf * (Qf + aPf) + 1e-300)
-        hf = Pf >= 0.0
-        diaf = Pf if hf else 0.0
-        crf = kf * Qf - 0.5 if hf else -kf * Qf
-        agf, arf = kf * pp, kf * FF
-        x0 = F1 * p2 - F2 * p1
-        x1 = F2 * p0 - F0 * p2
-        x2 = F0 * p1 - F1 * p0
-        tw = 0.5 * math.sqrt(x0 * x0 + x1 * x1 + x2 * x2)
-        # |K| = 2 K+ - K + tw 1, K = Pf 1 - sym(F p^T)
-        l00 = 2 * (diaf + crf * 2 * F0 * p0 + (agf * F0 * F0 + arf * p0 * p0)) - (Pf - F0 * p0) + tw
-        l01 = (2 * (crf * (F0 * p1 + p0 * F1) + (agf * F0 * F1 + arf * p0 * p1))
-               + 0.5 * (F0 * p1 + p0 * F1))
-        l02 = (2 * (crf * (F0 * p2 + p0 * F2) + (agf * F0 * F2 + arf * p0 * p2))
-               + 0.5 * (F0 * p2 + p0 * F2))
-        l11 = 2 * (diaf + crf * 2 * F1 * p1 + (agf * F1 * F1 + arf * p1 * p1)) - (Pf - F1 * p1) + tw
-        l12 = (2 * (crf * (F1 * p2 + p1 * F2) + (agf * F1 * F2 + arf * p1 * p2))
-               + 0.5 * (F1 * p2 + p1 * F2))
-        l22 = 2 * (diaf + crf * 2 * F2 * p2 + (agf * F2 * F2 + arf * p2 * p2)) - (Pf - F2 * p2) + tw
-        use = lh2 if fw > 0.0 else 0.0
-        user = lrh if fw > 0.0 else 0.0
-        d00 += use * l00
-        d01 += use * l01
-        d02 += use * l02
-        d11 += use * l11
-        d12 += use * l12
-        d22 += use * l22
-        u0, u1, u2 = user * w0, user * w1, user * w2
-        q0 -= l00 * u0 + l01 * u1 + l02 * u2
-        q1 -= l01 * u0 + l11 * u1 + l12 * u2
-        q2 -= l02 * u0 + l12 * u1 + l22 * u2
+        p0, p1, p2 = X[41, i] - fw * b0, X[42, i] - fw * b1, X[43, i] - fw * b2
+        k00, k01, k02, k11, k12, k22 = _positive_part(F0, F1, F2, p0, p1, p2)
+        Fp = F0 * p0 + F1 * p1 + F2 * p2
+        x0, x1, x2 = F1 * p2 - F2 * p1, F2 * p0 - F0 * p2, F0 * p1 - F1 * p0
+        twist = 0.5 * math.sqrt(x0 * x0 + x1 * x1 + x2 * x2)
+        on = fw > 0.0
+        # |K| = 2 K₊ − K with K = (F·ρ) 1 − sym(F ρᵀ)
+        d00, d01, d02, d11, d12, d22, q0, q1, q2 = _implicit(
+            2 * k00 - Fp + F0 * p0 + twist, 2 * k01 + 0.5 * (F0 * p1 + p0 * F1),
+            2 * k02 + 0.5 * (F0 * p2 + p0 * F2), 2 * k11 - Fp + F1 * p1 + twist,
+            2 * k12 + 0.5 * (F1 * p2 + p1 * F2), 2 * k22 - Fp + F2 * p2 + twist,
+            lh2 if on else 0.0, lrh if on else 0.0, w0, w1, w2,
+            d00, d01, d02, d11, d12, d22, q0, q1, q2)
         Y[0, i] = d00
         Y[1, i] = d01
         Y[2, i] = d02

@@ -223,8 +223,7 @@ def test_a_species_scan_stands_on_open_ground_unless_the_preset_gives_a_stand(tm
     path = tmp_path / "t.mat"
     scan_tables.write_mat_struct(path, scan_tables.cylinder_table(generated[1]))
     data = scan_data(path, species="picea_abies")
-    assert data["wind"].get("canopy") in (None, {}) or data["wind"]["canopy"].get(
-        "height") is None
+    assert data["wind"]["canopy"]["height"] is None
     assert data["wind"]["vogel_exponent"] == species.entry("picea_abies")["foliage"][
         "vogel_exponent"]
     stand = validate({"tree": {"scan": {"file": str(path), "species": "picea_abies"}},
