@@ -405,3 +405,22 @@ def test_pull_and_release_of_a_scan_sways_at_its_lowest_mode(tmp_path, generated
     data = scan_data(path, species="acer_pseudoplatanus", leafless=True)
     result = pull(Simulation.from_data(data), 4.0, release=True)   # half the 8 m stem
     assert result.frequency_hz == pytest.approx(sway(data), rel=RELEASE_RTOL)
+
+
+def test_a_scans_pull_reads_the_root_plates_tilt(tmp_path, generated):
+    """The stem-base inclination of a scan on its species' root plate is the plate's tilt, the
+    base moment over the plate's stiffness (the root joint holds the plate in series with the
+    stem's lowest half limb), not the lowest limb's, which adds the stem's bending."""
+    from treedyn_core.analysis.pull import pull
+    from treedyn_core.model.scan import scan_limbs
+    from treedyn_core.simulation import Simulation
+
+    path = tmp_path / "t.mat"
+    scan_tables.write_mat_struct(path, scan_tables.cylinder_table(generated[1]))
+    data = scan_data(path, species="acer_pseudoplatanus", leafless=True)
+    plate = scan_limbs(data["tree"]["scan"], data).root_stiffness
+    sim = Simulation.from_data(data)
+    result = pull(sim, 4.0, force=1000.0)
+    assert math.radians(result.base_inclination_deg) == pytest.approx(
+        result.base_moment_Nm / plate, rel=1e-9)
+    assert float(sim.tree.stiffness[0, 0, 0]) < 0.99 * plate   # the limb is in series

@@ -10,9 +10,10 @@ joints j below p (b_j a joint's base, C_IFj its limb → inertial axes). Reporte
 - ``base_inclination_deg``: the tilt of the root plate, what an inclinometer at the stem base
   reads and what the 0.25° limit of pulling tests refers to: where the root joint is the root
   plate in series with the stem's lowest half limb (a generated tree with ``root_stiffness``
-  and a tapered stem) its rotation times k_joint/k_root, the plate's share, so that it does
-  not depend on the limb's length; otherwise the lowest stem limb's tilt (the joint is the
-  plate, or the stem is anchored rigidly);
+  and a tapered stem, or a scan on its species' or its own root plate) its rotation times
+  k_joint/k_root, the plate's share, so that it does not depend on the limb's length;
+  otherwise the lowest stem limb's tilt (the joint is the plate, or the stem is anchored
+  rigidly);
 - ``base_moment_Nm``: the bending moment the root joint carries, |K_spring,0 ε_0|, the rope's
   moment F·h plus the weight's moment of the deflected tree.
 
@@ -159,12 +160,19 @@ def _deflection(statics: _Statics, epsilon: np.ndarray, tree) -> float:
 
 def _root_plate_share(sim) -> float:
     """The root plate's share of the root joint's rotation (module docstring): k_joint/k_root
-    when a generated tree's root joint is its plate in series with the stem's lowest half
-    limb, else 1. Both springs scale alike with ``tuning.stiffness_scale``."""
-    generator = sim.data["tree"].get("generator") or {}
-    if generator.get("root_stiffness") is None:
+    when the root joint is the plate in series with the stem's lowest half limb (a generated
+    tree with ``root_stiffness``, or a scan with a species or ``root_stiffness``), else 1.
+    Both springs scale alike with ``tuning.stiffness_scale``."""
+    spec = sim.data["tree"]
+    if spec.get("scan") is not None:
+        from ..model.scan import scan_limbs
+
+        root = scan_limbs(spec["scan"], sim.data).root_stiffness
+    else:
+        root = (spec.get("generator") or {}).get("root_stiffness")
+    if root is None:
         return 1.0
-    return float(sim.tree.stiffness[0, 0, 0]) / float(generator["root_stiffness"])
+    return float(sim.tree.stiffness[0, 0, 0]) / float(root)
 
 
 def _base_inclination_deg(sim, statics: _Statics, epsilon: np.ndarray) -> float:

@@ -90,12 +90,15 @@ class Repaired:
 
 @dataclass
 class ScanLimbs:
-    """A converted scan: the limb list (schema.LIMB form, preset order) and its summary line."""
+    """A converted scan: the limb list (schema.LIMB form, preset order), its summary line, its
+    height and DBH (m), and the root plate's stiffness (N m/rad) in series in the root joint
+    (None: the stem's base is clamped)."""
 
     limbs: list[dict]
     summary: str
     height: float
     dbh: float
+    root_stiffness: float | None
 
 
 def _error(path: str, message: str, error=None) -> Exception:
@@ -231,7 +234,7 @@ def scan_limbs(scan: dict, data: dict, base: Path | None = None, error=None) -> 
                      f"than max_limbs = {int(scan['max_limbs']):,} (raise it, or "
                      f"tree.scan.min_radius or tree.scan.limb_length)", error)
     return ScanLimbs([dict(limb) for limb in result.limbs], result.summary, result.height,
-                     result.dbh)
+                     result.dbh, result.root_stiffness)
 
 
 def _frozen(scan: dict) -> tuple:
@@ -520,7 +523,7 @@ def convert(cylinders: Cylinders, scan: dict, material: dict) -> ScanLimbs:
                f"({int((alive & ~kept).sum()):,} thinner than min_radius folded in; "
                f"{wood_kept + folded_mass.sum():.4g} kg of wood, {total_area:.4g} m² of "
                f"leaves; height {height:.3g} m, DBH {dbh:.3g} m{thinned}); repairs: {repairs}")
-    return ScanLimbs(out, summary, height, dbh)
+    return ScanLimbs(out, summary, height, dbh, root_plate)
 
 
 def _projection(point, start, axis, length) -> tuple[float, float]:
