@@ -441,6 +441,27 @@ def test_a_signal_during_the_output_check_leaves_no_probe_file(tmp_path, monkeyp
     assert os.listdir(tmp_path) == []
 
 
+def test_a_signal_inside_a_clean_up_leaves_no_file(tmp_path, monkeypatch):
+    """Row 14: SIGTERM whose exception lands inside the clean-up of the output check (the probe
+    made, its unlink not yet run: a poll that saw the probe and signalled at once did so under
+    load): the command still ends 143 and its folder holds no temporary file."""
+    from treedyn_core import cli
+    from treedyn_core import output_file
+
+    unlink = Path.unlink
+
+    def signalled_first(self, *args, **kwargs):
+        if ".tmp" in self.name:
+            os.kill(os.getpid(), signal.SIGTERM)   # raised here, before the file goes
+        return unlink(self, *args, **kwargs)
+
+    monkeypatch.setattr(output_file.Path, "unlink", signalled_first)
+    monkeypatch.chdir(tmp_path)
+    status = cli.main(["run", "two_limbs", "--duration", "0.1", "--out", "g.npz"])
+    assert status == EXIT_TERMINATED
+    assert os.listdir(tmp_path) == []
+
+
 # -- 15. closed pipes and full devices ------------------------------------------------------------
 
 def test_closed_pipe_ends_quietly(tmp_path):

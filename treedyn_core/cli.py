@@ -555,6 +555,10 @@ def main(argv: list[str] | None = None) -> int:
             timer.cancel()
             timer.join()
         _resend.clear()
+        if _stopped_by and main_thread:   # whatever the signal interrupted leaves no file
+            from .output_file import remove_own_temporaries
+
+            remove_own_temporaries()
         if main_thread and argv is None:
             # The console command has finished: the interpreter's teardown (~1.2 s with numba
             # loaded) ignores SIGTERM and Ctrl-C and the process ends with the command's own

@@ -98,12 +98,38 @@ def _umask() -> int:
 FILE_MODE = 0o666 & ~_umask()
 
 
+# The folders (absolute) this process has named temporary files in, for
+# `remove_own_temporaries`.
+_FOLDERS: set[str] = set()
+
+
 def temporary_name(path: Path) -> str:
     """The name of a temporary file for `path`, in its folder: hidden, with this process's
-    id (for `remove_stale_temporaries`) and `path`'s suffix (for writers that go by it). The
-    temporary name is kept short of the folder's name limit."""
+    id (for `remove_stale_temporaries` and `remove_own_temporaries`) and `path`'s suffix (for
+    writers that go by it). The temporary name is kept short of the folder's name limit."""
+    _FOLDERS.add(os.path.abspath(path.parent if str(path.parent) else "."))
     stem = path.name[:150]
     return f".{stem}.{os.getpid()}-{secrets.token_hex(4)}.tmp{path.suffix[:16]}"
+
+
+def remove_own_temporaries() -> int:
+    """Remove this process's temporary files (`temporary_name`) from every folder it named
+    one in; returns how many. For a command stopped by a signal: the signal's exception can
+    land inside the clean-up of the write or probe it interrupted (between a file's creation
+    and its registration, or before a ``finally``'s unlink), which then leaves its file."""
+    pid, removed = os.getpid(), 0
+    for folder in list(_FOLDERS):
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            match = _TEMPORARY.match(entry.name)
+            if match and int(match.group(1)) == pid:
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+                    removed += 1
+    return removed
 
 
 def remove_stale_temporaries(folder: str | os.PathLike) -> int:
