@@ -38,11 +38,26 @@ if not modes_kernels_warm():
 _STAMP = "*/kernels.sources.sha256"   # the sources' digest in the cache (numerics/kernel.py)
 
 
+def _check_display() -> None:
+    """Stop the suite with one line where the GUI tests could not open a window: no display
+    and no Xvfb for pytest-xvfb to start (Qt would abort each GUI test's worker instead, a
+    crash per test)."""
+    if sys.platform.startswith("linux") and not (
+            os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")) \
+            and shutil.which("Xvfb") is None:
+        import pytest
+
+        pytest.exit("the GUI tests need a display or Xvfb (Debian: apt-get install xvfb and "
+                    "the other packages .ci/run lists; README, Set up)", returncode=2)
+
+
 def pytest_configure(config):
     """Before the workers start, compile the kernels once, on both cores, into a folder of the
     controller's, and give each worker a copy: otherwise each worker compiles them all on its
     own core (about a minute and a half of the suite's wall time on a cold cache, the CI's).
     The tests of a cold start keep caches of their own (test_first_launch, test_cold_run)."""
+    if not _worker:
+        _check_display()
     workers = getattr(config.option, "numprocesses", None)
     if _worker or not workers:
         return
